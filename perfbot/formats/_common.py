@@ -1,0 +1,104 @@
+"""Helpers the parsers share: strict JSON, number checks, names, units and directions."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from perfbot.errors import ParseError
+from perfbot.model import Better
+
+MAX_JSON_DEPTH = 64
+
+
+def load_json(text: str, path: str, format: str) -> Any:
+    """Parse JSON, refusing NaN/Infinity and absurd nesting, as a ParseError."""
+
+    def refuse_constant(name: str) -> Any:
+        raise ParseError(path, format, f"the number {name} is not allowed")
+
+    try:
+        value = json.loads(text, parse_constant=refuse_constant)
+    except RecursionError:
+        raise ParseError(path, format, "the JSON is nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise ParseError(
+            path, format, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    if _depth_exceeds(value, MAX_JSON_DEPTH):
+        raise ParseError(path, format, f"the JSON is nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def finite_number(value: Any) -> float | None:
+    """``value`` as a finite float, or None when it is not a real, finite number.
+
+    Booleans are not numbers here, and neither are strings: a report that says
+    ``"12.5"`` where a number belongs is read by the parser that expects that.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def number_from_text(text: str) -> float | None:
+    """A decimal written in a report (``"13.099"``, ``"3,001,058"``) as a finite float."""
+    cleaned = text.strip().replace(",", "")
+    if not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", cleaned):
+        return None
+    number = float(cleaned)
+    return number if math.isfinite(number) else None
+
+
+_LOWER_IS_BETTER = re.compile(
+    r"(latency|_us$|_ms$|_ns$|_s$|time|jitter|lost|loss|drop|error|err$|retrans|rtt|"
+    r"miss|fail|cpu|used_ram|used_rom|_rt$|rst|dup|usage)",
+    re.IGNORECASE,
+)
+
+_UNIT_SUFFIXES = (
+    ("_gbps", "Gbps"),
+    ("_mbps", "Mbps"),
+    ("_kbps", "kbps"),
+    ("_bps", "bps"),
+    ("_pps", "pps"),
+    ("_us", "µs"),
+    ("_ms", "ms"),
+    ("_ns", "ns"),
+    ("_percent", "%"),
+    ("_pct", "%"),
+    ("_bytes", "B"),
+)
+
+
+def guess_better(name: str) -> Better:
+    """Direction of a metric known only by name: latencies, losses, errors go down."""
+    return Better.LOWER if _LOWER_IS_BETTER.search(name) else Better.HIGHER
+
+
+def guess_unit(name: str) -> str:
+    """Unit of a metric known only by name (``udp4_mbps`` → ``Mbps``), else empty."""
+    lowered = name.lower()
+    for suffix, unit in _UNIT_SUFFIXES:
+        if lowered.endswith(suffix):
+            return unit
+    return ""

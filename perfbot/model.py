@@ -1,0 +1,68 @@
+"""The data every layer shares: measurements, failed cases, directions."""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+DEFAULT_PLATFORM = "default"
+
+
+class Better(enum.StrEnum):
+    """Which way a metric should move to be an improvement."""
+
+    HIGHER = "higher"
+    LOWER = "lower"
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One sample of one metric on one platform, as read from one report file."""
+
+    platform: str
+    metric: str
+    value: float
+    unit: str
+    better: Better
+
+    def __post_init__(self) -> None:
+        # Parsers must never hand over a non-finite number: a NaN compares false with
+        # everything and would silently turn a broken run into "unchanged".
+        if not math.isfinite(self.value):
+            raise ValueError(f"measurement {self.metric!r} is not a finite number")
+
+
+@dataclass(frozen=True, slots=True)
+class FailedCase:
+    """A case that ran but produced no usable number, with the reason in one line.
+
+    ``case`` names the case; metrics called ``case`` or ``case.<something>`` belong to
+    it. ``whole_platform`` says the failure covers every metric of the platform (a
+    twister suite that did not pass, a zperf run that never finished).
+    """
+
+    platform: str
+    case: str
+    reason: str
+    whole_platform: bool = False
+
+    def covers(self, metric: str) -> bool:
+        return self.whole_platform or metric == self.case or metric.startswith(self.case + ".")
+
+
+@dataclass(frozen=True, slots=True)
+class ParseContext:
+    """What a parser knows about a file beyond its text."""
+
+    path: str
+    platform: str = DEFAULT_PLATFORM
+    case: str = "report"
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """Everything one report file yielded."""
+
+    measurements: tuple[Measurement, ...] = ()
+    failures: tuple[FailedCase, ...] = ()
