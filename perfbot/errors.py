@@ -37,6 +37,4 @@ class UnknownFormat(ReportError):
     """No registered format recognised the file's content."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(
-            path, "not a supported report format (run `perfbot formats` to list them)"
-        )
+        super().__init__(path, "not a supported report format (run `perfbot formats` to list them)")

@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+import math
+
+from perfbot.formats import (
+    action_benchmark,
+    dperf,
+    iperf3,
+    netperf,
+    perfbot_json,
+    pktgen,
+    twister,
+    zperf,
+)
 from perfbot.formats._base import SNIFF_BYTES, Format
 
-# Filled in explicitly, one line per format: the order is the tie-break order.
-REGISTRY: tuple[Format, ...] = ()
+# Explicit, one line per format; on equal confidence the earlier one wins.
+REGISTRY: tuple[Format, ...] = (
+    zperf.FORMAT,
+    twister.FORMAT,
+    iperf3.FORMAT,
+    netperf.FORMAT,
+    pktgen.FORMAT,
+    dperf.FORMAT,
+    perfbot_json.FORMAT,
+    action_benchmark.FORMAT,
+)
 
 
 def safe_sniff(fmt: Format, head: str, path: str) -> float:
@@ -13,16 +34,17 @@ def safe_sniff(fmt: Format, head: str, path: str) -> float:
     try:
         score = float(fmt.sniff(head, path))
     except Exception:
+        # A buggy sniffer must never stop detection of the other formats.
         return 0.0
-    return min(max(score, 0.0), 1.0) if score == score else 0.0
+    return min(max(score, 0.0), 1.0) if math.isfinite(score) else 0.0
 
 
-def detect(text: str, path: str, registry: tuple[Format, ...] | None = None) -> Format | None:
+def detect(text: str, path: str, registry: tuple[Format, ...] = REGISTRY) -> Format | None:
     """The format whose sniffer is most confident about ``text``, or None."""
     head = text[:SNIFF_BYTES]
     best: Format | None = None
     best_score = 0.0
-    for fmt in REGISTRY if registry is None else registry:
+    for fmt in registry:
         score = safe_sniff(fmt, head, path)
         if score >= 1.0:
             return fmt
@@ -32,10 +54,12 @@ def detect(text: str, path: str, registry: tuple[Format, ...] | None = None) -> 
 
 
 def get(name: str) -> Format:
+    """The format called ``name``; raises KeyError naming the known ones."""
     for fmt in REGISTRY:
         if fmt.name == name:
             return fmt
-    raise KeyError(f"no report format is called {name!r}")
+    known = ", ".join(fmt.name for fmt in REGISTRY)
+    raise KeyError(f"no report format is called {name!r} (known: {known})")
 
 
 __all__ = ["REGISTRY", "SNIFF_BYTES", "Format", "detect", "get", "safe_sniff"]

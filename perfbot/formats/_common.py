@@ -27,6 +27,11 @@ def load_json(text: str, path: str, format: str) -> Any:
         raise ParseError(
             path, format, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except ParseError:
+        raise
+    except ValueError:
+        # Python refuses integers of more than 4,300 digits (CVE-2020-10735 guard).
+        raise ParseError(path, format, "the JSON holds an absurdly long number") from None
     if _depth_exceeds(value, MAX_JSON_DEPTH):
         raise ParseError(path, format, f"the JSON is nested deeper than {MAX_JSON_DEPTH} levels")
     return value
@@ -102,3 +107,22 @@ def guess_unit(name: str) -> str:
         if lowered.endswith(suffix):
             return unit
     return ""
+
+
+def kind_of(value: Any) -> str:
+    """What a JSON value is, in words, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def shown_value(value: Any) -> str:
+    """``value`` as JSON, short and ASCII-only, so a hostile value cannot flood a message."""
+    shown = json.dumps(value)
+    return shown if len(shown) <= 60 else shown[:59] + "…"

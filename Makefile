@@ -1,0 +1,19 @@
+# The newcomer's entry points; each one installs what it needs first.
+.PHONY: setup demo test lint bench
+
+setup:
+	scripts/bootstrap
+
+demo: setup
+	.venv/bin/perfbot compare examples/demo --exit-zero
+
+lint: setup
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+	.venv/bin/mypy
+
+test: lint
+	.venv/bin/python -m pytest
+
+bench: setup
+	.venv/bin/python bench/engine.py

@@ -1,0 +1,1 @@
+"""perfbot: network-performance comparisons on pull requests."""

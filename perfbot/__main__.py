@@ -1,0 +1,3 @@
+from perfbot.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,154 @@
+"""The ``perfbot`` command line: ``compare`` and ``formats`` (the service commands follow)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from perfbot import formats
+from perfbot.compare import Policy, compare
+from perfbot.export import comparison_document
+from perfbot.render import RenderContext, render
+from perfbot.report import MAX_FILE_BYTES, ReportFile, read_side
+
+EXIT_OK, EXIT_REGRESSED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out; the message is shown as is."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.run(args, sys.stdout, sys.stderr)
+    except UsageError as exc:
+        print(f"perfbot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perfbot", description="Performance comparisons for pull requests."
+    )
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    comp = commands.add_parser(
+        "compare",
+        help="compare the reports of a base and a head run",
+        description=(
+            "Compare BASE with HEAD (each a report file or a directory, read recursively), "
+            "or, with a single DIR, DIR/base with DIR/head. Exit status: 0 fine, 1 a "
+            "regression beyond tolerance, 2 a usage error or nothing could be parsed."
+        ),
+    )
+    comp.add_argument("paths", nargs="+", metavar="BASE HEAD | DIR")
+    comp.add_argument(
+        "--threshold",
+        type=_percent,
+        default=1.0,
+        metavar="PCT",
+        help="noise floor: smaller moves count as unchanged (default 1)",
+    )
+    comp.add_argument(
+        "--tolerance",
+        type=_percent,
+        default=5.0,
+        metavar="PCT",
+        help="a regression beyond this fails the command (default 5)",
+    )
+    comp.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown here")
+    comp.add_argument("--json", type=Path, metavar="FILE", help="write the JSON document here")
+    comp.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when something regressed beyond tolerance",
+    )
+    comp.set_defaults(run=_compare)
+
+    fmts = commands.add_parser("formats", help="list the report formats perfbot reads")
+    fmts.set_defaults(run=_formats)
+    return parser
+
+
+def _percent(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not 0 <= number < 1000:
+        raise argparse.ArgumentTypeError(f"{value} is not a percentage between 0 and 1000")
+    return number
+
+
+def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    base_path, head_path = _sides(args.paths)
+    base = read_side(_files_under(base_path))
+    head = read_side(_files_under(head_path))
+    for label, side in (("base", base), ("head", head)):
+        for path, reason in side.unreadable:
+            print(f"perfbot: {label}: {path}: {reason}", file=err)
+    if base.files_read + head.files_read == 0:
+        print("perfbot: no report file could be parsed on either side", file=err)
+        return EXIT_USAGE
+    comparison = compare(base, head, Policy(threshold=args.threshold, tolerance=args.tolerance))
+    markdown = render(comparison, RenderContext())
+    if args.json:
+        args.json.write_text(json.dumps(comparison_document(comparison), indent=2) + "\n")
+    if args.markdown:
+        args.markdown.write_text(markdown, encoding="utf-8")
+    if not args.json and not args.markdown:
+        out.write(markdown)
+    if comparison.regressed_beyond_tolerance and not args.exit_zero:
+        return EXIT_REGRESSED
+    return EXIT_OK
+
+
+def _sides(paths: list[str]) -> tuple[Path, Path]:
+    if len(paths) == 1:
+        root = Path(paths[0])
+        base, head = root / "base", root / "head"
+        if not base.is_dir() or not head.is_dir():
+            raise UsageError(f"{root} must hold a base/ and a head/ directory")
+        return base, head
+    if len(paths) == 2:
+        base, head = Path(paths[0]), Path(paths[1])
+        for path in (base, head):
+            if not path.exists():
+                raise UsageError(f"{path} does not exist")
+        return base, head
+    raise UsageError("give BASE and HEAD, or one DIR holding base/ and head/")
+
+
+def _files_under(root: Path) -> list[ReportFile]:
+    """Report files of one side, with paths relative to it (a single file keeps its name)."""
+    if root.is_file():
+        return [ReportFile(root.name, _read(root))]
+    files = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(folder, name)
+            if path.is_file():
+                files.append(ReportFile(path.relative_to(root).as_posix(), _read(path)))
+    return files
+
+
+def _read(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        # One byte past the cap is enough for the reader to refuse the file by size.
+        return handle.read(MAX_FILE_BYTES + 1)
+
+
+def _formats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    width = max(len(fmt.name) for fmt in formats.REGISTRY)
+    for fmt in formats.REGISTRY:
+        out.write(f"{fmt.name:<{width}}  {fmt.reads}\n")
+    return EXIT_OK

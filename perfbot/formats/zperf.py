@@ -1,0 +1,95 @@
+"""Zephyr zperf console logs: ``ZPERF-RESULT <marker>=<value>`` lines and ``ZPERF-DONE``."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterator
+
+from perfbot.errors import ParseError
+from perfbot.formats._base import Format
+from perfbot.formats._common import guess_better, guess_unit, number_from_text
+from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
+
+NAME = "zperf"
+INCOMPLETE_REASON = "zperf run incomplete: no ZPERF-DONE line (the run was cut short or timed out)"
+
+# Searched, never anchored, like twister does: console lines may carry a timestamp, a
+# log-level prefix or QEMU noise. The value stops at anything that cannot be part of a
+# number (an ANSI colour code, a CR), and number_from_text decides whether it is one.
+_RESULT = re.compile(r"ZPERF-RESULT (?P<marker>[A-Za-z0-9_.-]+)=(?P<value>[0-9A-Za-z.,+-]*)")
+_SNIFF_RESULT = re.compile(r"ZPERF-RESULT [A-Za-z0-9_.-]+=[+-]?\.?[0-9]")
+_TAG = "ZPERF-RESULT"
+_DONE = "ZPERF-DONE"
+
+# A console log may open with a bracketed prefix ("[00:00:01.000,000] <inf> ..."), which a
+# JSON array never does: its first line would hold a quote, a brace or nothing after "]".
+_LOG_BRACKET = re.compile(r"\[[^\[\]{}\"\n]*\][ \t]*\S")
+
+
+def sniff(head: str, path: str) -> float:
+    """1.0 when the head holds a ``ZPERF-RESULT name=number`` line outside JSON, else 0."""
+    if _looks_like_json(head):
+        # A twister.json may quote zperf lines inside its logs; that file is not ours.
+        return 0.0
+    return 1.0 if _SNIFF_RESULT.search(head) else 0.0
+
+
+def _looks_like_json(head: str) -> bool:
+    stripped = head.lstrip("\ufeff" + string.whitespace)
+    if stripped.startswith("{"):
+        return True
+    return stripped.startswith("[") and _LOG_BRACKET.match(stripped) is None
+
+
+def parse(text: str, context: ParseContext) -> Parsed:
+    """Every printed result as a sample; a missing ``ZPERF-DONE`` adds a failure."""
+    results = list(_results(text))
+    if not results:
+        raise ParseError(context.path, NAME, "no ZPERF-RESULT line")
+    measurements = tuple(_measurements(results, context.platform))
+    return Parsed(measurements, _failures(text, context))
+
+
+def _results(text: str) -> Iterator[tuple[str, str]]:
+    """(marker, value as printed) of every result line, in console order."""
+    for line in text.splitlines():
+        # The substring test skips the bulk of a long console log before any regex runs.
+        match = _RESULT.search(line) if _TAG in line else None
+        if match is not None:
+            yield match["marker"], match["value"]
+
+
+def _measurements(results: list[tuple[str, str]], platform: str) -> Iterator[Measurement]:
+    kinds: dict[str, tuple[str, Better]] = {}
+    for marker, printed in results:
+        value = number_from_text(printed)
+        if value is None:
+            # nan, inf, an overflowing or garbled value: not a number to compare.
+            continue
+        if marker not in kinds:
+            kinds[marker] = (guess_unit(marker), guess_better(marker))
+        unit, better = kinds[marker]
+        yield Measurement(platform, marker, value, unit, better)
+
+
+def _failures(text: str, context: ParseContext) -> tuple[FailedCase, ...]:
+    if _DONE in text:
+        return ()
+    # The numbers printed before the cut stay usable; the failure says the rest is missing.
+    return (
+        FailedCase(
+            platform=context.platform,
+            case=context.case,
+            reason=INCOMPLETE_REASON,
+            whole_platform=False,
+        ),
+    )
+
+
+FORMAT = Format(
+    name=NAME,
+    reads="Zephyr zperf console log (ZPERF-RESULT lines)",
+    sniff=sniff,
+    parse=parse,
+)

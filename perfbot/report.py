@@ -1,0 +1,159 @@
+"""Reading one side (base or head) of a measurement run: files → series of samples."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from perfbot import formats
+from perfbot.errors import ReportError, UnknownFormat
+from perfbot.model import (
+    DEFAULT_PLATFORM,
+    Better,
+    FailedCase,
+    Measurement,
+    ParseContext,
+    Parsed,
+)
+
+log = logging.getLogger(__name__)
+
+# A report file larger than this is refused before it is decoded: the biggest real
+# reports (twister.json of a full CI run) are tens of megabytes.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+_RUN_INDEX = re.compile(r"_\d{1,4}$")
+SIDES = ("base", "head")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFile:
+    """A report file's path relative to its side's root, and its bytes."""
+
+    path: str
+    data: bytes
+
+
+@dataclass(slots=True)
+class Series:
+    """All samples of one metric on one platform, in the order the files were read."""
+
+    unit: str
+    better: Better
+    samples: list[float] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SideReport:
+    """What one side of a run measured, and what could not be read."""
+
+    series: dict[tuple[str, str], Series] = field(default_factory=dict)
+    failures: list[FailedCase] = field(default_factory=list)
+    files_read: int = 0
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    formats_seen: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def platforms(self) -> set[str]:
+        return {platform for platform, _ in self.series}
+
+    def add(self, measurement: Measurement) -> None:
+        key = (measurement.platform, measurement.metric)
+        series = self.series.get(key)
+        if series is None:
+            self.series[key] = Series(measurement.unit, measurement.better, [measurement.value])
+        elif series.unit != measurement.unit:
+            self.failures.append(
+                FailedCase(
+                    measurement.platform,
+                    measurement.metric,
+                    f"unit changed between files ({series.unit or 'none'} then "
+                    f"{measurement.unit or 'none'}); the later sample was left out",
+                )
+            )
+        else:
+            series.samples.append(measurement.value)
+
+
+def platform_of(path: str) -> str:
+    """The platform a file's place names: its first directory, else ``default``."""
+    parts = PurePosixPath(path).parts
+    return parts[0] if len(parts) > 1 else DEFAULT_PLATFORM
+
+
+def case_of(path: str) -> str:
+    """The case a file measures: its stem without a run index (``tcp_rx_2.json`` → ``tcp_rx``)."""
+    name = PurePosixPath(path).name
+    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+    return _RUN_INDEX.sub("", stem) or stem
+
+
+def decode(data: bytes) -> str:
+    """Report bytes as text; raises ValueError with a user-facing reason."""
+    if b"\x00" in data[:8192]:
+        raise ValueError("binary file, not a text report")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+def read_side(files: Iterable[ReportFile]) -> SideReport:
+    """Parse every file of one side; a file that cannot be read becomes a failed case."""
+    side = SideReport()
+    for file in sorted(files, key=lambda f: f.path):
+        if PurePosixPath(file.path).name.startswith("."):
+            continue
+        _read_file(side, file)
+    return side
+
+
+def _read_file(side: SideReport, file: ReportFile) -> None:
+    platform, case = platform_of(file.path), case_of(file.path)
+    try:
+        parsed, format_name = _parse(file, ParseContext(file.path, platform, case))
+    except ReportError as exc:
+        side.unreadable.append((file.path, exc.reason))
+        side.failures.append(FailedCase(platform, file.path, exc.reason))
+        return
+    side.files_read += 1
+    side.formats_seen[format_name] = side.formats_seen.get(format_name, 0) + 1
+    for measurement in parsed.measurements:
+        side.add(measurement)
+    side.failures.extend(parsed.failures)
+
+
+def _parse(file: ReportFile, context: ParseContext) -> tuple[Parsed, str]:
+    if len(file.data) > MAX_FILE_BYTES:
+        raise ReportError(file.path, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    if not file.data.strip():
+        raise ReportError(file.path, "empty file")
+    try:
+        text = decode(file.data)
+    except ValueError as exc:
+        raise ReportError(file.path, str(exc)) from None
+    fmt = formats.detect(text, file.path)
+    if fmt is None:
+        raise UnknownFormat(file.path)
+    try:
+        return fmt.parse(text, context), fmt.name
+    except ReportError:
+        raise
+    except Exception:
+        # A parser bug must cost one file, not the whole report (or the service).
+        log.exception("parser %s crashed on %s", fmt.name, file.path)
+        raise ReportError(
+            file.path, f"perfbot could not read this {fmt.name} file (internal error)"
+        ) from None
+
+
+def split_sides(files: Iterable[ReportFile]) -> dict[str, list[ReportFile]]:
+    """Files of a ``base/`` + ``head/`` layout, per side, with paths relative to the side."""
+    sides: dict[str, list[ReportFile]] = {side: [] for side in SIDES}
+    for file in files:
+        head, _, rest = file.path.partition("/")
+        if head in sides and rest:
+            sides[head].append(ReportFile(rest, file.data))
+    return sides

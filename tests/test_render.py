@@ -1,0 +1,162 @@
+"""The comment body: layout, wording, escaping, determinism and the size budget."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import UTC, datetime
+
+from perfbot.compare import Policy, compare
+from perfbot.model import FailedCase
+from perfbot.render import GITHUB_BODY_LIMIT, MARKER, RenderContext, format_number, headline, render
+from perfbot.report import SideReport
+from tests.builders import side
+
+ZPERF_BASE = {
+    "udp4_mbps": 13.099,
+    "udp4_frag_mbps": 20.249,
+    "tcp4_mbps": 5.970,
+    "tcp4_nodelay_mbps": 5.876,
+}
+
+
+def example_sides() -> tuple[SideReport, SideReport]:
+    """The situation of comment-example.md: one platform moved, one did not, one failed."""
+    base = side(ZPERF_BASE, platform="qemu_x86/atom")
+    side(ZPERF_BASE, platform="qemu_x86_64/atom", into=base)
+    side({"tcp_fpga_rx.receiver_mbps": [26.8, 27.09, 27.31]}, platform="fpga-vu13p", into=base)
+    head_values = dict(ZPERF_BASE, tcp4_mbps=5.5975, udp4_frag_mbps=20.9719)
+    head = side(head_values, platform="qemu_x86/atom")
+    side(ZPERF_BASE, platform="qemu_x86_64/atom", into=head)
+    side(
+        {"tcp_fpga_rx.receiver_mbps": [26.95, 27.12, 27.4]},
+        platform="fpga-vu13p",
+        failures=[FailedCase("fpga-vu13p", "udp_fpga_rx_20M", "iperf3 reported an error: busy")],
+        into=head,
+    )
+    return base, head
+
+
+def test_layout_follows_the_example() -> None:
+    body = render(compare(*example_sides()))
+    lines = body.splitlines()
+    assert lines[0] == MARKER
+    assert lines[1] == "### Performance report: 1 regression, 1 improvement, 1 failed case"
+    assert (
+        "| <code>tcp4&#95;mbps</code> (Mbps) | 5.97 | 5.5975 "
+        "| 🔴 **−6.24 %** (beyond 5 % tolerance) |"
+        in lines
+    )
+    assert "| <code>udp4&#95;frag&#95;mbps</code> (Mbps) | 20.249 | 20.972 | 🟢 +3.57 % |" in lines
+    # The moved platform is open with its unchanged rows folded; the calm one is folded.
+    assert "#### <code>qemu&#95;x86/atom</code>" in lines
+    assert "<details><summary>2 unchanged metrics</summary>" in lines
+    assert any(
+        line.startswith("<details><summary><code>qemu&#95;x86&#95;64/atom</code>: all 4 metrics")
+        for line in lines
+    )
+    assert "27.09 (26.8–27.31, n=3)" in body
+    assert (
+        "❌ <code>udp&#95;fpga&#95;rx&#95;20M</code> (PR): iperf3 reported an error&#58; busy"
+        in body
+    )
+    assert lines[-1].startswith("<sub>Advisory: this report never blocks a merge.")
+
+
+def test_worst_platform_comes_first() -> None:
+    body = render(compare(*example_sides()))
+    assert (
+        body.index("qemu&#95;x86/atom")
+        < body.index("fpga-vu13p")
+        < body.index("qemu&#95;x86&#95;64/atom</code>: all")
+    )
+
+
+def test_same_input_same_bytes() -> None:
+    first = render(compare(*example_sides()))
+    second = render(compare(*example_sides()))
+    assert first.encode() == second.encode()
+
+
+def test_provenance_line_and_notices() -> None:
+    context = RenderContext(
+        head_sha="1a2b3c4d5e6f",
+        base_sha="9f8e7d6c5b4a",
+        base_ref="main",
+        run_url="https://github.com/o/r/actions/runs/4711",
+        run_label="net-perf run 4711",
+        updated_at=datetime(2026, 11, 29, 18, 2, tzinfo=UTC),
+        notices=("These numbers are for the previous commit.",),
+    )
+    body = render(compare(*example_sides()), context)
+    assert (
+        "Compared <code>1a2b3c4</code> (this PR, rebased) with <code>9f8e7d6</code> "
+        "(<code>main</code>) · [net-perf run 4711](https://github.com/o/r/actions/runs/4711)"
+        " · updated 2026-11-29 18:02 UTC"
+    ) in body
+    assert "> These numbers are for the previous commit." in body
+
+
+def test_missing_base_says_not_available_not_zero() -> None:
+    body = render(compare(SideReport(), side({"udp4_mbps": 14.3})))
+    assert "comparison not available (no base measurement)" in body
+    assert "| — | 14.3 |" in body
+    assert not re.search(r"\|\s*0\s*\|", body)
+
+
+def test_nothing_moved_headline() -> None:
+    comparison = compare(side({"a": 1.0}), side({"a": 1.001}))
+    assert headline(comparison) == "no change beyond the noise floor"
+
+
+def test_footer_states_the_policy() -> None:
+    body = render(compare(side({"a": 1.0}), side({"a": 1.0}), Policy(threshold=2, tolerance=10)))
+    assert "Noise floor ±2 %, tolerance 10 %" in body
+
+
+def test_hostile_names_are_escaped_everywhere() -> None:
+    evil = "@octocat #1 [x](https://e.example) <img src=x> |`"
+    base = side({evil: 1.0}, platform=evil, unit=evil)
+    head = side({evil: 2.0}, platform=evil, unit=evil, failures=[FailedCase(evil, evil, evil)])
+    body = render(compare(base, head))
+    for fragment in ("](", "<img", "https://", "|`"):
+        assert fragment not in body
+    # Mentions and references are found in the rendered text, after entities are decoded.
+    rendered = html.unescape(body)
+    assert not re.search(r"@\w", rendered)
+    assert not re.search(r"#\d", rendered)
+
+
+def big_sides(platforms: int, metrics: int, moved_every: int) -> tuple[SideReport, SideReport]:
+    base, head = SideReport(), SideReport()
+    for p in range(platforms):
+        names = {f"case_{i:05d}.receiver_mbps": 100.0 for i in range(metrics)}
+        side(names, platform=f"board-{p}", into=base)
+        moved = {n: (90.0 if i % moved_every == 0 else 100.0) for i, n in enumerate(names)}
+        side(moved, platform=f"board-{p}", into=head)
+    return base, head
+
+
+def test_size_budget_drops_unchanged_rows_first() -> None:
+    body = render(compare(*big_sides(platforms=4, metrics=1500, moved_every=50)))
+    assert len(body.encode()) <= GITHUB_BODY_LIMIT
+    assert "Left out to stay within GitHub's comment size limit: the unchanged rows." in body
+    assert body.count("🔴 **") == 4 * 30  # every regression is still listed
+
+
+def test_size_budget_always_holds_for_huge_inputs() -> None:
+    body = render(compare(*big_sides(platforms=300, metrics=200, moved_every=2)))
+    assert len(body.encode()) <= GITHUB_BODY_LIMIT
+    assert "the per-metric tables" in body
+    assert body.startswith(MARKER)
+
+
+def test_number_format() -> None:
+    assert format_number(7.094) == "7.094"
+    assert format_number(13.037) == "13.037"
+    assert format_number(27.09) == "27.09"
+    assert format_number(20127.39) == "20,127"
+    assert format_number(3110669760) == "3,110,669,760"
+    assert format_number(0.000123456) == "0.00012346"
+    assert format_number(-5.5) == "−5.5"
+    assert format_number(0) == "0"
