@@ -100,32 +100,43 @@ def decode(data: bytes) -> str:
         raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
 
 
-def read_side(files: Iterable[ReportFile]) -> SideReport:
+def read_side(
+    files: Iterable[ReportFile], registry: tuple[formats.Format, ...] = formats.REGISTRY
+) -> SideReport:
     """Parse every file of one side; a file that cannot be read becomes a failed case."""
     side = SideReport()
     for file in sorted(files, key=lambda f: f.path):
         if PurePosixPath(file.path).name.startswith("."):
             continue
-        _read_file(side, file)
+        _read_file(side, file, registry)
     return side
 
 
-def _read_file(side: SideReport, file: ReportFile) -> None:
+def _read_file(side: SideReport, file: ReportFile, registry: tuple[formats.Format, ...]) -> None:
     platform, case = platform_of(file.path), case_of(file.path)
     try:
-        parsed, format_name = _parse(file, ParseContext(file.path, platform, case))
+        parsed, format_name = _parse(file, ParseContext(file.path, platform, case), registry)
     except ReportError as exc:
         side.unreadable.append((file.path, exc.reason))
         side.failures.append(FailedCase(platform, file.path, exc.reason))
         return
     side.files_read += 1
     side.formats_seen[format_name] = side.formats_seen.get(format_name, 0) + 1
+    if not parsed.measurements and not parsed.failures:
+        # A report that measured nothing (a twister run with no recording) must be said,
+        # or a side would look fine while it compared nothing.
+        side.failures.append(
+            FailedCase(platform, file.path, f"this {format_name} report holds no measurement")
+        )
+        return
     for measurement in parsed.measurements:
         side.add(measurement)
     side.failures.extend(parsed.failures)
 
 
-def _parse(file: ReportFile, context: ParseContext) -> tuple[Parsed, str]:
+def _parse(
+    file: ReportFile, context: ParseContext, registry: tuple[formats.Format, ...]
+) -> tuple[Parsed, str]:
     if len(file.data) > MAX_FILE_BYTES:
         raise ReportError(file.path, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     if not file.data.strip():
@@ -134,7 +145,7 @@ def _parse(file: ReportFile, context: ParseContext) -> tuple[Parsed, str]:
         text = decode(file.data)
     except ValueError as exc:
         raise ReportError(file.path, str(exc)) from None
-    fmt = formats.detect(text, file.path)
+    fmt = formats.detect(text, file.path, registry)
     if fmt is None:
         raise UnknownFormat(file.path)
     try:

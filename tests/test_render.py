@@ -44,8 +44,7 @@ def test_layout_follows_the_example() -> None:
     assert lines[1] == "### Performance report: 1 regression, 1 improvement, 1 failed case"
     assert (
         "| <code>tcp4&#95;mbps</code> (Mbps) | 5.97 | 5.5975 "
-        "| 🔴 **−6.24 %** (beyond 5 % tolerance) |"
-        in lines
+        "| 🔴 **−6.24 %** (beyond 5 % tolerance) |" in lines
     )
     assert "| <code>udp4&#95;frag&#95;mbps</code> (Mbps) | 20.249 | 20.972 | 🟢 +3.57 % |" in lines
     # The moved platform is open with its unchanged rows folded; the calm one is folded.

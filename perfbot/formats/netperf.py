@@ -17,8 +17,8 @@ NAME = "netperf"
 MAX_REASON = 200
 TRANS = "trans/s"
 
-# `MIGRATED TCP STREAM TEST from 0.0.0.0 ...`; netperf before 2.5 and the omni tests print
-# no `MIGRATED` (`OMNI Send TEST from ...`), so only the `TEST from` part is required.
+# `MIGRATED TCP STREAM TEST from 0.0.0.0 ...`; older netperf and the omni tests print no
+# `MIGRATED` (`OMNI Send TEST from ...`), so only the `TEST from` part is required.
 _BANNER = re.compile(
     r"^[ \t]*(?P<migrated>MIGRATED[ \t]+)?"
     r"(?P<test>[A-Z][\w/|+-]*(?:[ \t]+[\w/|+-]+)*?)[ \t]+TEST[ \t]+from[ \t]",

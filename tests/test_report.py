@@ -1,0 +1,98 @@
+"""Reading a side: platforms from directories, cases from file names, unreadable files."""
+
+from __future__ import annotations
+
+import pytest
+
+from perfbot.formats import Format
+from perfbot.model import Better, ParseContext, Parsed
+from perfbot.report import ReportFile, case_of, platform_of, read_side, split_sides
+
+ZPERF = b"ZPERF-RESULT udp4_mbps=13.099\nZPERF-RESULT tcp4_mbps=5.970\nZPERF-DONE\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "platform", "case"),
+    [
+        ("fpga-vu13p/tcp_rx_1.json", "fpga-vu13p", "tcp_rx"),
+        ("fpga-vu13p/deeper/tcp_rx_12.json", "fpga-vu13p", "tcp_rx"),
+        ("tcp_rx.json", "default", "tcp_rx"),
+        ("udp_fpga_rx_20M_2.json", "default", "udp_fpga_rx_20M"),
+        ("zperf.log", "default", "zperf"),
+        ("README", "default", "README"),
+        ("_1.json", "default", "_1"),
+    ],
+)
+def test_platform_and_case_from_the_path(path: str, platform: str, case: str) -> None:
+    assert platform_of(path) == platform
+    assert case_of(path) == case
+
+
+def test_samples_of_repeated_runs_are_grouped() -> None:
+    files = [
+        ReportFile("qemu_x86/zperf_1.log", ZPERF),
+        ReportFile("qemu_x86/zperf_2.log", ZPERF.replace(b"13.099", b"13.2")),
+    ]
+    side = read_side(files)
+    series = side.series[("qemu_x86", "udp4_mbps")]
+    assert series.samples == [13.099, 13.2]
+    assert series.unit == "Mbps"
+    assert series.better is Better.HIGHER
+    assert side.files_read == 2
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        pytest.param(b"", "empty file", id="empty"),
+        pytest.param(b"   \n", "empty file", id="blank"),
+        pytest.param(b"\x00\x01binary", "binary file", id="binary"),
+        pytest.param(b"\xff\xfe caf\xe9", "not UTF-8 text", id="latin1"),
+        pytest.param(b"hello world\n", "not a supported report format", id="unknown"),
+        pytest.param(b'{"perfbot": 1, "metrics": [{"name": "x"}]}', "could not read as", id="bad"),
+    ],
+)
+def test_unreadable_files_are_named_with_a_reason(data: bytes, reason: str) -> None:
+    side = read_side([ReportFile("board/thing.json", data), ReportFile("board/z.log", ZPERF)])
+    assert side.files_read == 1
+    ((path, message),) = side.unreadable
+    assert path == "board/thing.json"
+    assert reason in message
+    (failure,) = side.failures
+    assert (failure.platform, failure.case) == ("board", "board/thing.json")
+
+
+def test_hidden_files_are_skipped() -> None:
+    side = read_side([ReportFile(".DS_Store", b"\x00junk"), ReportFile("z.log", ZPERF)])
+    assert side.unreadable == []
+
+
+def test_a_crashing_parser_costs_one_file() -> None:
+    def explode(text: str, context: ParseContext) -> Parsed:
+        raise RuntimeError("secret detail")
+
+    crashing = Format("crashy", "anything", sniff=lambda head, path: 1.0, parse=explode)
+    side = read_side([ReportFile("a.log", ZPERF)], registry=(crashing,))
+    ((_, reason),) = side.unreadable
+    assert "internal error" in reason
+    assert "secret detail" not in reason
+
+
+def test_unit_conflict_keeps_the_first_unit() -> None:
+    json_mbps = b'{"perfbot": 1, "metrics": [{"name": "x", "value": 1, "unit": "Mbps"}]}'
+    json_kbps = b'{"perfbot": 1, "metrics": [{"name": "x", "value": 1000, "unit": "kbps"}]}'
+    side = read_side([ReportFile("a.json", json_mbps), ReportFile("b.json", json_kbps)])
+    assert side.series[("default", "x")].samples == [1.0]
+    assert "unit changed" in side.failures[0].reason
+
+
+def test_split_sides_keeps_only_base_and_head() -> None:
+    files = [
+        ReportFile("base/a.log", b"1"),
+        ReportFile("head/p/a.log", b"2"),
+        ReportFile("other/a.log", b"3"),
+        ReportFile("base", b"4"),
+    ]
+    sides = split_sides(files)
+    assert [f.path for f in sides["base"]] == ["a.log"]
+    assert [f.path for f in sides["head"]] == ["p/a.log"]
