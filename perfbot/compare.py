@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Literal
 
@@ -243,45 +243,30 @@ def _compare_metric(
             Verdict.NOT_COMPARABLE,
             note=f"unit differs ({base.unit} vs {head.unit})",
         )
-    return _judge_move(
-        MetricResult(
-            name,
-            head.unit,
-            better,
-            Stats.of(base.samples),
-            Stats.of(head.samples),
-            None,
-            Verdict.UNCHANGED,
-        ),
-        judge,
+    base_stats, head_stats = Stats.of(base.samples), Stats.of(head.samples)
+    verdict, change, note, beyond = _judge_move(base_stats, head_stats, better, judge)
+    return MetricResult(
+        name, head.unit, better, base_stats, head_stats, change, verdict, beyond, note
     )
 
 
-def _judge_move(start: MetricResult, judge: _Judge) -> MetricResult:
-    """The verdict for a metric measured on both sides (``start`` carries the stats)."""
-    base, head = start.base, start.head
-    assert base is not None
-    assert head is not None
+def _judge_move(
+    base: Stats, head: Stats, better: Better, judge: _Judge
+) -> tuple[Verdict, float | None, str, bool]:
+    """Verdict, change in percent, note and "beyond tolerance" of a metric on both sides."""
     if base.value == 0:
         if head.value == 0:
-            return replace(start, change_pct=0.0)
+            return Verdict.UNCHANGED, 0.0, "", False
         # No percentage exists from zero; a counter that leaves zero (errors, drops) is
         # still a move worth showing, but not one that trips the tolerance on its own.
-        gain = head.value > 0 if start.better is Better.HIGHER else head.value < 0
-        return replace(
-            start, verdict=Verdict.IMPROVED if gain else Verdict.REGRESSED, note="from zero"
-        )
+        gain = head.value > 0 if better is Better.HIGHER else head.value < 0
+        return (Verdict.IMPROVED if gain else Verdict.REGRESSED), None, "from zero", False
     change = (head.value - base.value) / abs(base.value) * 100.0
     if abs(change) < judge.threshold:
-        return replace(start, change_pct=change)
+        return Verdict.UNCHANGED, change, "", False
     if base.n > 1 and head.n > 1 and base.low <= head.high and head.low <= base.high:
-        return replace(start, change_pct=change, note="sample ranges overlap")
-    gain = change > 0 if start.better is Better.HIGHER else change < 0
+        return Verdict.UNCHANGED, change, "sample ranges overlap", False
+    gain = change > 0 if better is Better.HIGHER else change < 0
     if gain:
-        return replace(start, change_pct=change, verdict=Verdict.IMPROVED)
-    return replace(
-        start,
-        change_pct=change,
-        verdict=Verdict.REGRESSED,
-        beyond_tolerance=abs(change) > judge.tolerance,
-    )
+        return Verdict.IMPROVED, change, "", False
+    return Verdict.REGRESSED, change, "", abs(change) > judge.tolerance

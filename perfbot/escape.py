@@ -30,23 +30,26 @@ _URL_PARTS = re.compile(r"(:)(//)|(www)(\.)", re.IGNORECASE)
 # Punctuation that is never markup in the middle of a line stays readable in the raw body.
 _PLAIN_PUNCTUATION = frozenset(".,-/%+=")
 _ENCODED = {
-    chr(code): f"&#{code};"
+    code: f"&#{code};"
     for code in range(0x21, 0x7F)
     if not chr(code).isalnum() and chr(code) not in _PLAIN_PUNCTUATION
 }
-_ENCODED["@"] = "&#64;" + ZWSP
-_ENCODED["#"] = "&#35;" + ZWSP
+_ENCODED[ord("@")] = "&#64;" + ZWSP
+_ENCODED[ord("#")] = "&#35;" + ZWSP
 
 
 def clean(text: str, max_length: int = 120) -> str:
     """``text`` on one line, without invisible or control characters, at most ``max_length``."""
-    kept = []
-    for char in text:
-        if char in "\r\n\t\v\f":
-            kept.append(" ")
-        elif unicodedata.category(char) not in _DROPPED_CATEGORIES:
-            kept.append(char)
-    flat = " ".join("".join(kept).split())
+    if text.isascii() and text.isprintable():
+        flat = " ".join(text.split())  # the common case: a plain name, nothing to drop
+    else:
+        kept = []
+        for char in text:
+            if char in "\r\n\t\v\f":
+                kept.append(" ")
+            elif unicodedata.category(char) not in _DROPPED_CATEGORIES:
+                kept.append(char)
+        flat = " ".join("".join(kept).split())
     if len(flat) > max_length:
         flat = flat[: max_length - 1].rstrip() + "…"
     return flat
@@ -55,7 +58,7 @@ def clean(text: str, max_length: int = 120) -> str:
 def text(value: str, max_length: int = 200) -> str:
     """Untrusted text as inert markdown (see the module docstring)."""
     flat = _URL_PARTS.sub(_split_url_part, clean(value, max_length))
-    return "".join(_ENCODED.get(char, char) for char in flat)
+    return flat.translate(_ENCODED)
 
 
 def code(value: str, max_length: int = 120) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -10,11 +11,13 @@ from typing import Any
 from perfbot.errors import ParseError
 from perfbot.model import Better
 
-MAX_JSON_DEPTH = 64
-
 
 def load_json(text: str, path: str, format: str) -> Any:
-    """Parse JSON, refusing NaN/Infinity and absurd nesting, as a ParseError."""
+    """Parse JSON, refusing NaN/Infinity and absurd nesting, as a ParseError.
+
+    The parsers only look up known keys, never walk a document recursively, so nesting
+    matters only where the JSON decoder itself gives up (RecursionError).
+    """
 
     def refuse_constant(name: str) -> Any:
         raise ParseError(path, format, f"the number {name} is not allowed")
@@ -32,22 +35,7 @@ def load_json(text: str, path: str, format: str) -> Any:
     except ValueError:
         # Python refuses integers of more than 4,300 digits (CVE-2020-10735 guard).
         raise ParseError(path, format, "the JSON holds an absurdly long number") from None
-    if _depth_exceeds(value, MAX_JSON_DEPTH):
-        raise ParseError(path, format, f"the JSON is nested deeper than {MAX_JSON_DEPTH} levels")
     return value
-
-
-def _depth_exceeds(value: Any, limit: int) -> bool:
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return False
 
 
 def finite_number(value: Any) -> float | None:
@@ -95,11 +83,13 @@ _UNIT_SUFFIXES = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def guess_better(name: str) -> Better:
     """Direction of a metric known only by name: latencies, losses, errors go down."""
     return Better.LOWER if _LOWER_IS_BETTER.search(name) else Better.HIGHER
 
 
+@functools.lru_cache(maxsize=4096)
 def guess_unit(name: str) -> str:
     """Unit of a metric known only by name (``udp4_mbps`` → ``Mbps``), else empty."""
     lowered = name.lower()

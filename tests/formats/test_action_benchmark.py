@@ -151,16 +151,14 @@ def test_overflowing_literal_is_refused() -> None:
     assert "[0].value must be a finite number" in error.reason
 
 
-@pytest.mark.parametrize("depth", [70, 100_000])
-def test_deep_nesting_is_a_parse_error(depth: int) -> None:
-    error = parse_error("[" * depth + "]" * depth)
+def test_deep_nesting_is_a_parse_error() -> None:
+    error = parse_error("[" * 100_000 + "]" * 100_000)
     assert "nested" in error.reason
 
 
-def test_deep_nesting_inside_an_ignored_field_is_a_parse_error() -> None:
-    nested = "[" * 80 + "]" * 80
-    error = parse_error('[{"name": "a", "unit": "", "value": 1, "extra": ' + nested + "}]")
-    assert "nested" in error.reason
+def test_moderate_nesting_is_judged_by_shape() -> None:
+    error = parse_error("[" * 70 + "]" * 70)
+    assert "must be an object" in error.reason
 
 
 def test_integer_literal_too_long_for_python_is_a_parse_error() -> None:
