@@ -40,7 +40,7 @@ def zperf_files(seed: int, moved_every: int) -> list[ReportFile]:
     for p in range(PLATFORMS):
         lines = ["*** Booting Zephyr OS ***"]
         for i in range(METRICS):
-            value = 10 + (i % 97)
+            value = 10.0 + (i % 97)
             if moved_every and i % moved_every == 0:
                 value *= rng.choice((0.9, 1.1))
             lines.append(f"[00:00:{i % 60:02d}.000,000] ZPERF-RESULT case{i:05d}_mbps={value:.3f}")
