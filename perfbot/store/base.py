@@ -1,0 +1,126 @@
+"""The store's interface: deliveries, the durable job queue, locks and per-PR state.
+
+One interface, several backends (SQLite embedded by default, PostgreSQL for several
+replicas). Handlers and the worker only ever see ``Store``.
+
+Times are UNIX seconds (float) passed in by the caller, so tests control the clock.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class JobStatus(enum.StrEnum):
+    QUEUED = "queued"  # waiting for due_at
+    RUNNING = "running"  # claimed, lease_until in the future (else it can be claimed again)
+    DONE = "done"
+    FAILED = "failed"  # gave up; last_error says why
+
+
+@dataclass(frozen=True, slots=True)
+class NewJob:
+    """A job to enqueue with its delivery.
+
+    ``serial_key`` groups jobs that must never run at the same time (one pull request);
+    ``payload`` is the webhook body (JSON text) the handler needs.
+    """
+
+    event: str
+    payload: str
+    serial_key: str
+    installation_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: int
+    delivery_id: str
+    event: str
+    payload: str
+    serial_key: str
+    installation_id: int | None
+    attempts: int  # attempts started so far, this one included
+    created_at: float
+    lease_owner: str
+    lease_until: float
+
+
+@dataclass(frozen=True, slots=True)
+class PullState:
+    """What perfbot remembers of one pull request."""
+
+    repo_id: int
+    number: int
+    comment_id: int | None = None
+    newest_head_sha: str | None = None  # the newest head a run was requested for
+    reported_head_sha: str | None = None  # the head the comment's numbers are for
+    reported_run_id: int | None = None
+    reported_run_attempt: int | None = None
+    report_body: str | None = None  # the last rendered report, without notices
+    rerun_requested_by: str | None = None
+    updated_at: float = 0.0
+
+
+class Store(Protocol):
+    """Durable state. Every method is atomic on its own."""
+
+    async def setup(self) -> None:
+        """Create or migrate the schema; safe to call on every start."""
+
+    async def close(self) -> None: ...
+
+    # Deliveries and enqueueing -------------------------------------------------------
+
+    async def record_delivery(
+        self, delivery_id: str, event: str, action: str | None, job: NewJob | None, now: float
+    ) -> bool:
+        """Store a delivery and its job together; False (and nothing stored) if seen before."""
+
+    async def delivery_seen(self, delivery_id: str) -> bool: ...
+
+    # The queue -----------------------------------------------------------------------
+
+    async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
+        """The oldest due job whose serial key has no other job under a live lease.
+
+        A RUNNING job whose lease has expired (its process died) is claimable again.
+        Claiming increments ``attempts``. Never hands one job to two owners.
+        """
+
+    async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
+        """Keep a long job's lease; False if the job is no longer ours."""
+
+    async def complete(self, job_id: int, owner: str, now: float) -> None: ...
+
+    async def retry_later(
+        self, job_id: int, owner: str, due_at: float, error: str, now: float
+    ) -> None:
+        """Back to QUEUED, due at ``due_at``, with the error kept for the operator."""
+
+    async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None: ...
+
+    async def queue_depth(self, now: float) -> int:
+        """Jobs QUEUED or RUNNING (not DONE, not FAILED)."""
+
+    async def job_status(self, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:
+        """(status, attempts, last_error) of a delivery's job, or None."""
+
+    # Locks ---------------------------------------------------------------------------
+
+    async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
+        """Take ``key`` if free or expired (or already ours: then refresh it)."""
+
+    async def unlock(self, key: str, owner: str) -> None: ...
+
+    # Pull-request state ----------------------------------------------------------------
+
+    async def get_pull(self, repo_id: int, number: int) -> PullState | None: ...
+
+    async def save_pull(self, state: PullState) -> None:
+        """Insert or replace the state of (repo_id, number)."""
+
+    async def forget_repositories(self, repo_ids: list[int]) -> None:
+        """Drop every pull state of these repositories (uninstalled)."""
