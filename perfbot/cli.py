@@ -75,6 +75,17 @@ def _parser() -> argparse.ArgumentParser:
 
     fmts = commands.add_parser("formats", help="list the report formats perfbot reads")
     fmts.set_defaults(run=_formats)
+
+    serve = commands.add_parser(
+        "serve",
+        help="run the GitHub App: webhook endpoint and workers",
+        description="Run the webhook service. Settings come from PERFBOT_* environment "
+        "variables (see the README, section Operator settings).",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    serve.set_defaults(run=_serve)
     return parser
 
 
@@ -151,4 +162,29 @@ def _formats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     width = max(len(fmt.name) for fmt in formats.REGISTRY)
     for fmt in formats.REGISTRY:
         out.write(f"{fmt.name:<{width}}  {fmt.reads}\n")
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    # Imported here so that `perfbot compare` does not pay for the service stack.
+    import uvicorn
+
+    from perfbot import logs
+    from perfbot.app import create_app
+    from perfbot.settings import Settings, SettingsError
+
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"perfbot: {exc}", file=err)
+        return EXIT_USAGE
+    logs.configure(args.log_level)
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+    )
     return EXIT_OK

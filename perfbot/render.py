@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -380,3 +380,31 @@ def _s(n: int) -> str:
 
 def _are(n: int) -> str:
     return "is" if n == 1 else "are"
+
+
+# Room kept free in the App's report for notices added later (stale results, re-runs).
+NOTICE_RESERVE = 2_048
+MAX_NOTICE_CHARS = 400
+
+
+def with_notices(body: str, notices: Sequence[str]) -> str:
+    """``body`` with perfbot's notices inserted under the headline.
+
+    Notices are perfbot's own markdown (any foreign part already escaped); each is cut
+    to ``MAX_NOTICE_CHARS`` so that bodies rendered with ``NOTICE_RESERVE`` still fit.
+    """
+    marker, headline, rest = ([*body.split("\n", 2), "", ""])[:3]
+    block = "".join(f"> {notice[:MAX_NOTICE_CHARS]}\n>\n" for notice in notices[:4]).rstrip(">\n")
+    return f"{marker}\n{headline}\n\n{block}\n{rest}"
+
+
+def render_error(reason: str, context: RenderContext | None = None) -> str:
+    """The comment when the report itself could not be read; ``reason`` is escaped."""
+    context = context or RenderContext()
+    lines = [MARKER, "### Performance report: the measurement could not be read", ""]
+    lines += [f"> {notice}\n" for notice in context.notices]
+    provenance = _provenance(context)
+    if provenance:
+        lines += [provenance, ""]
+    lines += [f"❌ {text(reason, 300)}", "", _footer(Comparison(()), context)]
+    return "\n".join(lines) + "\n"

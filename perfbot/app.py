@@ -1,0 +1,157 @@
+"""The web edge: verify, de-duplicate and enqueue deliveries, answer at once; health; metrics."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import httpx
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from perfbot.github import GitHubApp
+from perfbot.metrics import Metrics
+from perfbot.settings import Settings
+from perfbot.store import Store, open_store
+from perfbot.webhooks import (
+    MAX_BODY_BYTES,
+    PayloadTooLarge,
+    WebhookError,
+    job_for,
+    parse_delivery,
+    verify_signature,
+)
+from perfbot.worker import Worker
+
+log = logging.getLogger("perfbot.app")
+
+
+@dataclass
+class Services:
+    """What the lifespan opens and the routes use."""
+
+    settings: Settings
+    store: Store
+    metrics: Metrics
+    worker: Worker | None = None
+    on_enqueue: Callable[[], None] = lambda: None
+
+
+def create_app(
+    settings: Settings,
+    *,
+    github_transport: httpx.AsyncBaseTransport | None = None,
+    run_workers: bool = True,
+    clock: Callable[[], float] = time.time,
+) -> Starlette:
+    """The ASGI app of ``perfbot serve``; the lifespan owns the store, GitHub and workers."""
+    metrics = Metrics()
+    holder: dict[str, Services] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        store = open_store(settings.database_url)
+        await store.setup()
+        services = Services(settings, store, metrics)
+        github = GitHubApp(
+            settings.app_id,
+            settings.private_key,
+            settings.github_url,
+            transport=github_transport,
+            metrics=metrics,
+        )
+        if run_workers:
+            worker = Worker(
+                store,
+                github,
+                concurrency=settings.workers,
+                repo_disabled=settings.repo_disabled,
+                metrics=metrics,
+                clock=clock,
+            )
+            worker.start()
+            services.worker, services.on_enqueue = worker, worker.wake
+        holder["services"] = services
+        try:
+            yield
+        finally:
+            if services.worker is not None:
+                await services.worker.stop()
+            await github.close()
+            await store.close()
+
+    async def webhook(request: Request) -> Response:
+        return await receive(request, holder["services"], clock)
+
+    async def healthz(request: Request) -> Response:
+        services = holder["services"]
+        depth = await services.store.queue_depth(clock())
+        return JSONResponse({"status": "ok", "queue_depth": depth})
+
+    async def metrics_endpoint(request: Request) -> Response:
+        services = holder["services"]
+        services.metrics.queue_depth.set(await services.store.queue_depth(clock()))
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return Starlette(
+        routes=[
+            Route("/webhook", webhook, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+async def receive(request: Request, services: Services, clock: Callable[[], float]) -> Response:
+    """One delivery: 401 unsigned, 413 too big, 400 malformed, else 202 (or 200 for ping)."""
+    event = request.headers.get("x-github-event", "unknown")[:50]
+    try:
+        body = await _body(request)
+        verify_signature(
+            services.settings.webhook_secret, body, request.headers.get("x-hub-signature-256")
+        )
+        delivery = parse_delivery(request.headers, body)
+    except WebhookError as exc:
+        services.metrics.deliveries.labels(event, f"rejected_{exc.status}").inc()
+        log.warning(
+            "delivery rejected (%s): %s",
+            exc.status,
+            exc,
+            extra={"delivery": request.headers.get("x-github-delivery", "")[:100]},
+        )
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+    if delivery.event == "ping":
+        services.metrics.deliveries.labels(event, "ping").inc()
+        return JSONResponse({"status": "pong"})
+    job = job_for(delivery)
+    repo = delivery.repository
+    if job is not None and repo is not None and services.settings.repo_disabled(repo):
+        job = None  # the operator denies the repository: not even a job to look at
+    fresh = await services.store.record_delivery(
+        delivery.id, delivery.event, delivery.action, job, clock()
+    )
+    outcome = "duplicate" if not fresh else "queued" if job is not None else "ignored"
+    services.metrics.deliveries.labels(event, outcome).inc()
+    if fresh and job is not None:
+        services.on_enqueue()
+    return JSONResponse({"status": outcome}, status_code=202)
+
+
+async def _body(request: Request) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise PayloadTooLarge("the body is larger than GitHub's 25 MB payload limit")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise PayloadTooLarge("the body is larger than GitHub's 25 MB payload limit")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,283 @@
+"""Reading artifact zips made by untrusted workflows, in memory and within limits."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import stat
+import unicodedata
+import zipfile
+from dataclasses import dataclass
+from typing import NoReturn
+
+from perfbot.errors import PerfbotError
+from perfbot.report import ReportFile
+
+KiB = 1024
+MiB = 1024 * KiB
+
+# Members that decompress to less than this are not held to the ratio limit: a short text
+# report can shrink 500-fold, and a bomb needs size to do harm.
+RATIO_EXEMPT_BYTES = 64 * KiB
+# How much is decompressed per read: a limit is overshot by at most this much.
+_CHUNK_BYTES = 64 * KiB
+# Every central-directory entry starts with this signature, so its count in the raw bytes is an
+# upper bound on the entries zipfile would parse; checking it first keeps a zip of a million
+# empty entries from costing a million ZipInfo objects.
+_CENTRAL_DIR_SIGNATURE = b"PK\x01\x02"
+# upload-artifact writes deflate. zipfile decompresses bzip2 and lzma without an output bound,
+# so a single read of them could expand past every limit before it is counted.
+_READABLE_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
+_ENCRYPTED_FLAGS = 0x1 | 0x40  # traditional and strong encryption
+_DRIVE = re.compile(r"[A-Za-z]:")
+_DIGITS = re.compile(rb"[0-9]+")
+_ECHO_CHARS = 40
+_DISPLAY_CHARS = 120
+_PR_FILE_MAX_BYTES = 64
+_PR_MAX_DIGITS = 10
+_PR_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactLimits:
+    """How much an artifact may hold; beyond any limit it is refused, never truncated."""
+
+    max_zip_bytes: int = 50 * MiB
+    max_members: int = 2_000
+    max_member_bytes: int = 64 * MiB
+    max_total_bytes: int = 256 * MiB
+    max_ratio: int = 200
+
+
+DEFAULT_LIMITS = ArtifactLimits()
+# A PR-number zip holds one tiny file; anything much bigger is not one.
+_PR_LIMITS = ArtifactLimits(max_zip_bytes=64 * KiB, max_members=16)
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactContents:
+    """The files of a report artifact, sorted by path, and the members left out with why."""
+
+    files: list[ReportFile]
+    skipped: list[tuple[str, str]]
+
+
+class ArtifactError(PerfbotError):
+    """An artifact could not be used at all (not a zip, corrupt, or over a limit)."""
+
+    def __init__(self, artifact: str, reason: str) -> None:
+        self.artifact = artifact
+        self.reason = reason
+        super().__init__(f"artifact {_display(artifact)}: {reason}")
+
+
+def zip_sha256(data: bytes) -> str:
+    """The zip's digest in the form of the artifact's ``digest`` field (``sha256:<hex>``)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def read_report_zip(
+    data: bytes, name: str = "perf-report", limits: ArtifactLimits = DEFAULT_LIMITS
+) -> ArtifactContents:
+    """The report files in an artifact zip; members with unusable names are skipped, not fatal."""
+    with _open_zip(data, name, limits) as archive:
+        members = archive.infolist()
+        _check_members(members, name)
+        budget = _Budget(name, limits, len(data))
+        files: dict[str, ReportFile] = {}
+        skipped: list[tuple[str, str]] = []
+        for info in members:
+            path = _normalise(info.filename)
+            if _is_directory(info, path):
+                continue
+            problem = _type_problem(info) or _path_problem(path)
+            if problem is None and path in files:
+                problem = "duplicate of an earlier member with the same path"
+            if problem is not None:
+                skipped.append((_display(path), problem))
+                continue
+            files[path] = ReportFile(path, _read_member(archive, info, budget))
+    return ArtifactContents(sorted(files.values(), key=lambda file: file.path), skipped)
+
+
+def read_pr_number_zip(data: bytes, name: str = "pr-number") -> int:
+    """The PR number held by a PR-number artifact: one file with a short positive decimal."""
+    with _open_zip(data, name, _PR_LIMITS) as archive:
+        members = [i for i in archive.infolist() if not _is_directory(i, _normalise(i.filename))]
+        _check_members(members, name)
+        if len(members) != 1:
+            raise ArtifactError(name, f"holds {len(members)} files, expected one")
+        (member,) = members
+        problem = _type_problem(member)
+        if problem is not None:
+            raise ArtifactError(name, f"its file is a {problem}, expected a regular file")
+        # One byte more than allowed is enough to know the file is too large.
+        raw = _read_prefix(archive, member, _PR_FILE_MAX_BYTES + 1, name)
+    if len(raw) > _PR_FILE_MAX_BYTES:
+        raise ArtifactError(name, f"file larger than {_PR_FILE_MAX_BYTES} bytes")
+    return _parse_pr_number(raw, name)
+
+
+def _open_zip(data: bytes, name: str, limits: ArtifactLimits) -> zipfile.ZipFile:
+    if len(data) > limits.max_zip_bytes:
+        raise ArtifactError(name, f"the zip is larger than {_size(limits.max_zip_bytes)}")
+    if data.count(_CENTRAL_DIR_SIGNATURE) > limits.max_members:
+        raise ArtifactError(name, f"holds more than {limits.max_members} entries")
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except Exception as exc:
+        # zipfile reports a broken archive through many exception types; all mean the same.
+        raise ArtifactError(name, f"not a readable zip file ({_echo(str(exc))})") from None
+
+
+def _check_members(members: list[zipfile.ZipInfo], name: str) -> None:
+    """Refuse, before anything is decompressed, an archive perfbot cannot read safely."""
+    for info in members:
+        if info.flag_bits & _ENCRYPTED_FLAGS:
+            raise ArtifactError(name, f"member {_quote(info.filename)} is encrypted")
+        if info.compress_type not in _READABLE_METHODS:
+            raise ArtifactError(
+                name,
+                f"member {_quote(info.filename)} uses compression method {info.compress_type}; "
+                "only stored and deflate are read",
+            )
+
+
+def _normalise(filename: str) -> str:
+    # Zips made on Windows may separate with backslashes; a path is only ever a string here.
+    return filename.replace("\\", "/")
+
+
+def _mode(info: zipfile.ZipInfo) -> int:
+    # Unix tools keep st_mode in the high half of the external attributes.
+    return info.external_attr >> 16
+
+
+def _is_directory(info: zipfile.ZipInfo, path: str) -> bool:
+    # Not ZipInfo.is_dir(): it fails with IndexError on an empty name.
+    return path.endswith("/") or stat.S_ISDIR(_mode(info))
+
+
+def _type_problem(info: zipfile.ZipInfo) -> str | None:
+    mode = _mode(info)
+    if stat.S_ISLNK(mode):
+        return "symbolic link (not followed)"
+    if stat.S_IFMT(mode) not in (0, stat.S_IFREG):
+        return "special file (not a regular file)"
+    return None
+
+
+def _path_problem(path: str) -> str | None:
+    if any(_is_invisible(char) for char in path):
+        return "name holds control or invisible characters"
+    if path.startswith("/"):
+        return "absolute path"
+    if _DRIVE.match(path):
+        return "path starts with a drive letter"
+    parts = path.split("/")
+    if ".." in parts:
+        return "path climbs out with a '..' component"
+    if "." in parts:
+        return "path has a '.' component"
+    if "" in parts:
+        return "path has an empty component"
+    return None
+
+
+@dataclass(slots=True)
+class _Budget:
+    """Bytes decompressed so far, checked against the limits as each chunk arrives."""
+
+    artifact: str
+    limits: ArtifactLimits
+    zip_bytes: int
+    total: int = 0
+
+    def charge(self, info: zipfile.ZipInfo, member_bytes: int, added: int) -> None:
+        self.total += added
+        limits = self.limits
+        member = _quote(info.filename)
+        if member_bytes > limits.max_member_bytes:
+            self._refuse(
+                f"member {member} decompresses to more than {_size(limits.max_member_bytes)}"
+            )
+        if self.total > limits.max_total_bytes:
+            self._refuse(f"its files decompress to more than {_size(limits.max_total_bytes)}")
+        # The header's compressed size cannot claim more than the whole zip holds.
+        compressed = max(1, min(info.compress_size, self.zip_bytes))
+        if member_bytes > RATIO_EXEMPT_BYTES and member_bytes > limits.max_ratio * compressed:
+            self._refuse(f"member {member} expands more than {limits.max_ratio}-fold (a zip bomb?)")
+        if self.total > RATIO_EXEMPT_BYTES and self.total > limits.max_ratio * self.zip_bytes:
+            self._refuse(f"its files expand more than {limits.max_ratio}-fold overall")
+
+    def _refuse(self, reason: str) -> NoReturn:
+        raise ArtifactError(self.artifact, reason)
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> bytes:
+    """Decompress in chunks, counting real bytes: the header's file_size is never trusted."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with archive.open(info) as stream:
+            while chunk := stream.read(_CHUNK_BYTES):
+                size += len(chunk)
+                budget.charge(info, size, len(chunk))
+                chunks.append(chunk)
+    except ArtifactError:
+        raise
+    except Exception as exc:
+        # Bad CRCs, truncated data, overlapping entries: any of zipfile's errors is a broken zip.
+        raise ArtifactError(
+            budget.artifact, f"member {_quote(info.filename)} is corrupt ({_echo(str(exc))})"
+        ) from None
+    return b"".join(chunks)
+
+
+def _read_prefix(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
+    try:
+        with archive.open(info) as stream:
+            return stream.read(limit)
+    except Exception as exc:
+        raise ArtifactError(name, f"its file is corrupt ({_echo(str(exc))})") from None
+
+
+def _parse_pr_number(raw: bytes, name: str) -> int:
+    text = raw.strip()  # bytes.strip() removes ASCII whitespace only
+    if not text:
+        raise ArtifactError(name, "file is empty, expected a PR number")
+    shown = _quote(text.decode("utf-8", "replace"))
+    if not _DIGITS.fullmatch(text):
+        raise ArtifactError(name, f"is not a decimal number: {shown}")
+    if len(text) > _PR_MAX_DIGITS or not 1 <= int(text) <= _PR_MAX:
+        raise ArtifactError(name, f"number out of range: {shown}")
+    return int(text)
+
+
+def _is_invisible(char: str) -> bool:
+    # Control, format (bidi overrides, zero-width), surrogate, private and unassigned
+    # characters, and line separators: all can hide or disguise what a name says.
+    category = unicodedata.category(char)
+    return category[0] == "C" or category in ("Zl", "Zp")
+
+
+def _display(text: str, limit: int = _DISPLAY_CHARS) -> str:
+    """Untrusted text made safe to show: invisible characters replaced, length capped."""
+    shown = "".join("?" if _is_invisible(char) else char for char in text[: limit + 1])
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def _echo(text: str) -> str:
+    return _display(text, _ECHO_CHARS)
+
+
+def _quote(text: str) -> str:
+    return f"'{_echo(text)}'"
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("MiB", MiB), ("KiB", KiB)):
+        if count >= scale and count % scale == 0:
+            return f"{count // scale} {unit}"
+    return f"{count} bytes"

@@ -1,0 +1,440 @@
+"""Every GitHub call perfbot makes, through githubkit, as an App and its installations.
+
+* One shared connection pool for the whole process (githubkit opens a client per call
+  unless used as a context manager; a shared transport keeps connections alive).
+* A timeout on every call; GETs are retried a few times on 5xx and timeouts, never a
+  POST or PATCH, which the job queue retries as a whole (the handlers are idempotent).
+* Rate limits become ``RateLimited(retry_after)`` so the job goes back to the queue
+  with that delay instead of blocking a worker.
+* The artifact download does not follow GitHub's 302 with the client that holds the
+  token: the storage URL is fetched by a separate client with no credentials, and
+  neither the token nor the signed URL is ever logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import partial
+from typing import Any, TypeVar
+
+import httpx
+from githubkit import AppAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
+from githubkit.exception import (
+    GitHubException,
+    RateLimitExceeded,
+    RequestError,
+    RequestFailed,
+    RequestTimeout,
+)
+from githubkit_schemas.latest import models
+from pydantic import BaseModel
+
+from perfbot.errors import PerfbotError
+from perfbot.metrics import Metrics
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+CALL_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+GET_RETRIES = 2
+PAGE_SIZE = 100
+USER_AGENT = "perfbot/0.1 (+https://github.com/apps)"
+
+
+class GitHubError(PerfbotError):
+    """A GitHub call failed; ``retryable`` says whether the job should be tried again."""
+
+    retryable = False
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubUnavailable(GitHubError):
+    """5xx, a timeout or a connection error: try again later."""
+
+    retryable = True
+
+
+class RateLimited(GitHubError):
+    """A primary or secondary rate limit: try again after ``retry_after`` seconds."""
+
+    retryable = True
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message, 403)
+        self.retry_after = retry_after
+
+
+class ArtifactGone(GitHubError):
+    """The artifact expired or was deleted (404/410)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactInfo:
+    id: int
+    name: str
+    size_in_bytes: int
+    expired: bool
+    digest: str | None
+    run_id: int | None
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class PullInfo:
+    number: int
+    state: str
+    head_sha: str
+    head_ref: str
+    head_repo_id: int | None
+    base_repo_id: int
+    base_ref: str
+    base_sha: str
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CommentInfo:
+    id: int
+    body: str
+    user_login: str
+    app_id: int | None
+
+
+class _SharedTransport(httpx.AsyncBaseTransport):
+    """One connection pool for every short-lived client githubkit creates.
+
+    githubkit closes its per-call client after each request, which would close the
+    pool with it; closing is therefore a no-op here and ``close()`` ends the pool.
+    The transport also counts responses for the metrics, by method and status only.
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, metrics: Metrics | None) -> None:
+        self._inner = inner
+        self._metrics = metrics
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx.HTTPError as exc:
+            self._count(request.method, type(exc).__name__)
+            raise
+        self._count(request.method, str(response.status_code))
+        return response
+
+    def _count(self, method: str, status: str) -> None:
+        if self._metrics is not None:
+            self._metrics.github_calls.labels(method, status).inc()
+
+    async def aclose(self) -> None:
+        """Kept open on purpose: see the class docstring."""
+
+    async def close(self) -> None:
+        await self._inner.aclose()
+
+
+class GitHubApp:
+    """The App: its JWT-authenticated client and a client per installation."""
+
+    def __init__(
+        self,
+        app_id: int,
+        private_key: str,
+        base_url: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        metrics: Metrics | None = None,
+        max_connections: int = 50,
+    ) -> None:
+        self.app_id = app_id
+        inner = transport or httpx.AsyncHTTPTransport(
+            limits=httpx.Limits(max_connections=max_connections), retries=0
+        )
+        self._transport = _SharedTransport(inner, metrics)
+        self._github: GitHub[AppAuthStrategy] = GitHub(
+            AppAuthStrategy(str(app_id), private_key),
+            base_url=base_url.rstrip("/") + "/",
+            user_agent=USER_AGENT,
+            timeout=CALL_TIMEOUT,
+            follow_redirects=False,
+            async_transport=self._transport,
+            http_cache=False,
+            auto_retry=False,
+            # Tokens are cached per App object, never process-wide: two Apps (or two
+            # GitHub servers) in one process must not see each other's tokens.
+            cache_strategy=MemCacheStrategy(),
+        )
+        # The storage host of artifact downloads gets a client without any credential.
+        self._storage = httpx.AsyncClient(
+            transport=self._transport, timeout=CALL_TIMEOUT, follow_redirects=False
+        )
+        self._bot_login: str | None = None
+
+    def installation(self, installation_id: int) -> Installation:
+        auth = self._github.auth.as_installation(installation_id)
+        return Installation(self._github.with_auth(auth), self._storage, self.app_id)
+
+    async def bot_login(self) -> str:
+        """``<slug>[bot]``, the login of the App's comments (asked once, then cached)."""
+        if self._bot_login is None:
+            response = await _call("GET", self._github.rest.apps.async_get_authenticated)
+            app = response.parsed_data
+            slug = app.slug if app is not None and app.slug else str(self.app_id)
+            self._bot_login = f"{slug}[bot]"
+        return self._bot_login
+
+    async def close(self) -> None:
+        await self._storage.aclose()
+        await self._transport.close()
+
+
+class Installation:
+    """The calls perfbot makes on behalf of one installation."""
+
+    def __init__(self, github: GitHub[Any], storage: httpx.AsyncClient, app_id: int) -> None:
+        self._gh = github
+        self._storage = storage
+        self.app_id = app_id
+
+    async def list_run_artifacts(self, owner: str, repo: str, run_id: int) -> list[ArtifactInfo]:
+        async def page(number: int) -> list[models.Artifact]:
+            response = await _call(
+                "GET",
+                partial(
+                    self._gh.rest.actions.async_list_workflow_run_artifacts,
+                    owner,
+                    repo,
+                    run_id,
+                    per_page=PAGE_SIZE,
+                    page=number,
+                ),
+            )
+            return response.parsed_data.artifacts
+
+        # 1,000 artifacts is far beyond any measurement run.
+        return [_artifact(a) for a in await _all_pages(page, max_pages=10)]
+
+    async def download_artifact(
+        self, owner: str, repo: str, artifact_id: int, max_bytes: int
+    ) -> bytes:
+        """The artifact's zip, refusing more than ``max_bytes``; raises ArtifactGone."""
+        url = f"/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/zip"
+        try:
+            response = await _call("GET", lambda: self._gh.arequest("GET", url))
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                raise ArtifactGone(f"artifact {artifact_id} is gone ({exc.status})") from None
+            raise
+        if response.status_code != 302 or "location" not in response.headers:
+            raise GitHubError(
+                f"artifact {artifact_id}: expected a redirect to storage, got "
+                f"{response.status_code}",
+                response.status_code,
+            )
+        return await _with_get_retries(
+            lambda: self._fetch_blob(response.headers["location"], max_bytes)
+        )
+
+    async def _fetch_blob(self, location: str, max_bytes: int) -> bytes:
+        try:
+            async with self._storage.stream("GET", location) as blob:
+                if blob.status_code >= 500:
+                    raise GitHubUnavailable("artifact storage answered 5xx", blob.status_code)
+                if blob.status_code != 200:
+                    raise ArtifactGone(f"artifact storage answered {blob.status_code}")
+                chunks, size = [], 0
+                async for chunk in blob.aiter_bytes():
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise GitHubError(f"artifact larger than {max_bytes} bytes")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+        except httpx.HTTPError as exc:
+            # The message of an httpx error may carry the signed URL: name only the kind.
+            raise GitHubUnavailable(f"artifact download failed ({type(exc).__name__})") from None
+
+    async def get_pull(self, owner: str, repo: str, number: int) -> PullInfo | None:
+        try:
+            response = await _call(
+                "GET", lambda: self._gh.rest.pulls.async_get(owner, repo, number)
+            )
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return _pull(response.parsed_data)
+
+    async def pulls_for_commit(self, owner: str, repo: str, sha: str) -> list[PullInfo]:
+        response = await _call(
+            "GET",
+            lambda: self._gh.rest.repos.async_list_pull_requests_associated_with_commit(
+                owner, repo, sha, per_page=100
+            ),
+        )
+        return [_pull(pull) for pull in response.parsed_data]
+
+    async def list_comments(self, owner: str, repo: str, number: int) -> list[CommentInfo]:
+        async def page(page_number: int) -> list[models.IssueComment]:
+            response = await _call(
+                "GET",
+                partial(
+                    self._gh.rest.issues.async_list_comments,
+                    owner,
+                    repo,
+                    number,
+                    per_page=PAGE_SIZE,
+                    page=page_number,
+                ),
+            )
+            return list(response.parsed_data)
+
+        # 5,000 comments: stop somewhere on a runaway thread.
+        return [_comment(c) for c in await _all_pages(page, max_pages=50)]
+
+    async def create_comment(self, owner: str, repo: str, number: int, body: str) -> CommentInfo:
+        response = await _call(
+            "POST",
+            lambda: self._gh.rest.issues.async_create_comment(owner, repo, number, body=body),
+        )
+        return _comment(response.parsed_data)
+
+    async def update_comment(
+        self, owner: str, repo: str, comment_id: int, body: str
+    ) -> CommentInfo | None:
+        """The edited comment, or None when it no longer exists."""
+        try:
+            response = await _call(
+                "PATCH",
+                lambda: self._gh.rest.issues.async_update_comment(
+                    owner, repo, comment_id, body=body
+                ),
+            )
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return _comment(response.parsed_data)
+
+    async def get_file(self, owner: str, repo: str, path: str) -> str | None:
+        """A text file of the default branch, or None when it does not exist."""
+        try:
+            response = await _call(
+                "GET", lambda: self._gh.rest.repos.async_get_content(owner, repo, path)
+            )
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        content = response.parsed_data
+        if not isinstance(content, models.ContentFile):
+            return None  # a directory, a symlink or a submodule is not a config file
+        try:
+            return base64.b64decode(content.content).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return "\x00"  # not text: the config reader reports it as invalid
+
+
+async def _all_pages(fetch: Callable[[int], Awaitable[list[T]]], max_pages: int) -> list[T]:
+    items: list[T] = []
+    for number in range(1, max_pages + 1):
+        batch = await fetch(number)
+        items.extend(batch)
+        if len(batch) < PAGE_SIZE:
+            break
+    return items
+
+
+async def _call(method: str, send: Callable[[], Awaitable[T]]) -> T:
+    """One API call with errors mapped; GETs get a few quick retries."""
+    if method == "GET":
+        return await _with_get_retries(lambda: _mapped(send))
+    return await _mapped(send)
+
+
+async def _with_get_retries(send: Callable[[], Awaitable[T]]) -> T:
+    for attempt in range(GET_RETRIES + 1):
+        try:
+            return await send()
+        except GitHubUnavailable:
+            if attempt == GET_RETRIES:
+                raise
+            await asyncio.sleep(0.2 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+async def _mapped(send: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await send()
+    except RateLimitExceeded as exc:
+        raise RateLimited(
+            f"GitHub rate limit ({type(exc).__name__})", _seconds(exc.retry_after)
+        ) from None
+    except RequestFailed as exc:
+        raise _status_error(exc.response.status_code, "call") from None
+    except RequestTimeout:
+        raise GitHubUnavailable("GitHub did not answer in time") from None
+    except RequestError as exc:
+        # A failed token exchange inside the auth flow arrives wrapped.
+        if isinstance(exc.exc, RequestFailed):
+            raise _status_error(exc.exc.response.status_code, "token exchange") from None
+        raise GitHubUnavailable(f"GitHub could not be reached ({type(exc).__name__})") from None
+    except (GitHubException, httpx.HTTPError) as exc:
+        raise GitHubUnavailable(f"GitHub could not be reached ({type(exc).__name__})") from None
+
+
+def _status_error(status: int, what: str) -> GitHubError:
+    if status >= 500 or status == 429:
+        return GitHubUnavailable(f"GitHub answered {status} to a {what}", status)
+    return GitHubError(f"GitHub answered {status} to a {what}", status)
+
+
+def _seconds(delay: timedelta) -> float:
+    return max(1.0, min(delay.total_seconds(), 3600.0))
+
+
+def _artifact(artifact: models.Artifact) -> ArtifactInfo:
+    run = artifact.workflow_run if isinstance(artifact.workflow_run, BaseModel) else None
+    return ArtifactInfo(
+        id=artifact.id,
+        name=artifact.name,
+        size_in_bytes=artifact.size_in_bytes,
+        expired=artifact.expired,
+        digest=artifact.digest if isinstance(artifact.digest, str) else None,
+        run_id=run.id if run is not None and isinstance(run.id, int) else None,
+        created_at=artifact.created_at.isoformat() if artifact.created_at else "",
+    )
+
+
+def _pull(pull: models.PullRequest | models.PullRequestSimple) -> PullInfo:
+    head_repo = pull.head.repo
+    return PullInfo(
+        number=pull.number,
+        state=pull.state,
+        head_sha=pull.head.sha,
+        head_ref=pull.head.ref,
+        head_repo_id=head_repo.id if head_repo is not None else None,
+        base_repo_id=pull.base.repo.id,
+        base_ref=pull.base.ref,
+        base_sha=pull.base.sha,
+        labels=tuple(label.name for label in pull.labels if label.name),
+    )
+
+
+def _comment(comment: models.IssueComment) -> CommentInfo:
+    app = comment.performed_via_github_app
+    if not isinstance(app, BaseModel):
+        app = None  # absent (UNSET) or null: a human's comment
+    return CommentInfo(
+        id=comment.id,
+        body=comment.body or "",
+        user_login=comment.user.login if comment.user else "",
+        app_id=app.id if app is not None else None,
+    )

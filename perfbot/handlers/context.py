@@ -1,0 +1,50 @@
+"""What every handler gets: the installation's GitHub calls, the store, the clock, a logger."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from perfbot.configcache import ConfigCache
+from perfbot.github import GitHubUnavailable, Installation
+from perfbot.store.base import Store
+
+LOCK_TTL_SECONDS = 120.0
+LOCK_WAIT_SECONDS = 20.0
+
+
+class Busy(GitHubUnavailable):
+    """Another worker holds the pull request's lock for too long: retry the job later."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobContext:
+    delivery_id: str
+    installation: Installation
+    store: Store
+    app_id: int
+    bot_login: str
+    configs: ConfigCache
+    repo_disabled: Callable[[str], bool]
+    now: Callable[[], float]
+    worker: str
+    log: logging.LoggerAdapter[logging.Logger]
+
+    @asynccontextmanager
+    async def pull_lock(self, repo_id: int, number: int) -> AsyncIterator[None]:
+        """Serialise everything that reads and writes one PR's comment and state."""
+        key = f"pull:{repo_id}:{number}"
+        owner = f"{self.worker}:{self.delivery_id}"
+        waited = 0.0
+        while not await self.store.try_lock(key, owner, LOCK_TTL_SECONDS, self.now()):
+            if waited >= LOCK_WAIT_SECONDS:
+                raise Busy(f"pull request {number} is being updated by another job")
+            await asyncio.sleep(0.05)
+            waited += 0.05
+        try:
+            yield
+        finally:
+            await self.store.unlock(key, owner)

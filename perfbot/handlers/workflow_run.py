@@ -1,0 +1,299 @@
+"""``workflow_run``: a finished measurement becomes the PR's comment; a new one marks it stale."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from perfbot.artifacts import (
+    ArtifactError,
+    ArtifactLimits,
+    read_pr_number_zip,
+    read_report_zip,
+    zip_sha256,
+)
+from perfbot.commenting import compose, upsert_comment
+from perfbot.compare import compare
+from perfbot.escape import code, text
+from perfbot.github import ArtifactGone, ArtifactInfo, GitHubError, PullInfo
+from perfbot.handlers.context import JobContext
+from perfbot.pullproof import RunIdentity, prove_pull
+from perfbot.render import (
+    GITHUB_BODY_LIMIT,
+    NOTICE_RESERVE,
+    RenderContext,
+    render,
+    render_error,
+)
+from perfbot.repoconfig import ConfigResult
+from perfbot.report import read_side, split_sides
+from perfbot.store.base import PullState
+
+LIMITS = ArtifactLimits()
+
+
+class BadPayload(ValueError):
+    """The delivery lacks a field every real workflow_run delivery has."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The fields of a workflow_run delivery perfbot relies on (all set by GitHub)."""
+
+    id: int
+    attempt: int
+    number: int
+    event: str
+    status: str
+    conclusion: str | None
+    head_sha: str
+    head_branch: str
+    head_repo_id: int | None
+    run_repo_id: int
+    repo_id: int
+    owner: str
+    name: str
+    workflow_name: str
+    workflow_path: str
+    html_url: str
+    hinted_pulls: tuple[int, ...]
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    @property
+    def identity(self) -> RunIdentity:
+        return RunIdentity(self.repo_id, self.head_sha, self.head_repo_id)
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> Run:
+        try:
+            run, repo = payload["workflow_run"], payload["repository"]
+            head_repo = run.get("head_repository") or {}
+            return cls(
+                id=int(run["id"]),
+                attempt=int(run.get("run_attempt") or 1),
+                number=int(run.get("run_number") or 0),
+                event=str(run["event"]),
+                status=str(run.get("status") or ""),
+                conclusion=run.get("conclusion"),
+                head_sha=str(run["head_sha"]),
+                head_branch=str(run.get("head_branch") or ""),
+                head_repo_id=head_repo.get("id"),
+                run_repo_id=int((run.get("repository") or {}).get("id") or 0),
+                repo_id=int(repo["id"]),
+                owner=str(repo["owner"]["login"]),
+                name=str(repo["name"]),
+                workflow_name=str(run.get("name") or ""),
+                workflow_path=str(run.get("path") or ""),
+                html_url=str(run.get("html_url") or ""),
+                hinted_pulls=tuple(_same_repo_pulls(run, int(repo["id"]))),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BadPayload(f"workflow_run delivery without a usable {exc}") from None
+
+
+def _same_repo_pulls(run: dict[str, Any], repo_id: int) -> list[int]:
+    # GitHub lists PRs whose head *or branch* matches; only this repository's count.
+    numbers = []
+    for pull in run.get("pull_requests") or []:
+        base = ((pull or {}).get("base") or {}).get("repo") or {}
+        if base.get("id") == repo_id and isinstance(pull.get("number"), int):
+            numbers.append(pull["number"])
+    return numbers
+
+
+async def on_workflow_run(ctx: JobContext, payload: dict[str, Any]) -> None:
+    run = Run.from_payload(payload)
+    if run.event != "pull_request" or run.run_repo_id != run.repo_id:
+        ctx.log.info("ignored: run %s is not a pull_request run of this repository", run.id)
+        return
+    if ctx.repo_disabled(run.full_name):
+        ctx.log.info("ignored: the operator disabled %s", run.full_name)
+        return
+    config = await ctx.configs.get(ctx.installation, run.owner, run.name)
+    if not config.config.enabled:
+        ctx.log.info("ignored: perfbot is disabled for %s by its configuration", run.full_name)
+        return
+    if not config.config.matches_workflow(run.workflow_name, run.workflow_path):
+        ctx.log.info("ignored: workflow %r is not a configured measurement", run.workflow_name)
+        return
+    if payload.get("action") == "completed":
+        await _on_completed(ctx, run, config)
+    else:
+        await _on_started(ctx, run, config)
+
+
+async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None:
+    inst = ctx.installation
+    artifacts = await inst.list_run_artifacts(run.owner, run.name, run.id)
+    report = _newest(artifacts, config.config.report_artifact, run.id)
+    if report is None:
+        ctx.log.info("no usable %r artifact on run %s", config.config.report_artifact, run.id)
+        return
+    hint = await _pull_hint(ctx, run, _newest(artifacts, config.config.pr_number_artifact, run.id))
+    proof = await prove_pull(inst, run.owner, run.name, run.identity, hint)
+    ctx.log.info("%s", proof.reason)
+    if proof.pull is None:
+        return
+    pull = proof.pull
+    if config.config.mute_label.casefold() in {label.casefold() for label in pull.labels}:
+        ctx.log.info("ignored: PR %s carries the mute label", pull.number)
+        return
+    proved_at = ctx.now()
+    body = await _report_body(ctx, run, pull, report, config)
+    async with ctx.pull_lock(run.repo_id, pull.number):
+        state = await ctx.store.get_pull(run.repo_id, pull.number)
+        if state is not None and _superseded(state, run, proved_at):
+            ctx.log.info("not posted: PR %s already shows a newer result", pull.number)
+            return
+        state = state or PullState(run.repo_id, pull.number)
+        state = replace(
+            state,
+            reported_head_sha=run.head_sha,
+            reported_run_id=run.id,
+            reported_run_attempt=run.attempt,
+            report_body=body,
+            rerun_requested_by=None,
+            updated_at=proved_at,
+        )
+        await _publish(ctx, run, state)
+
+
+def _superseded(state: PullState, run: Run, proved_at: float) -> bool:
+    """Whether the comment shows a result this run must not replace."""
+    if state.reported_head_sha is None:
+        return False
+    if state.reported_head_sha != run.head_sha:
+        # The shown head was proven to be the PR's head after this one was: it is newer.
+        return state.updated_at > proved_at
+    return state.reported_run_id == run.id and (state.reported_run_attempt or 0) > run.attempt
+
+
+async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> None:
+    hint = run.hinted_pulls[0] if run.hinted_pulls else None
+    proof = await prove_pull(ctx.installation, run.owner, run.name, run.identity, hint)
+    if proof.pull is None:
+        ctx.log.info("started run %s: %s", run.id, proof.reason)
+        return
+    async with ctx.pull_lock(run.repo_id, proof.pull.number):
+        state = await ctx.store.get_pull(run.repo_id, proof.pull.number)
+        state = state or PullState(run.repo_id, proof.pull.number)
+        if run.head_sha in (state.newest_head_sha, state.reported_head_sha):
+            return  # already said, or the comment already shows this commit
+        state = replace(state, newest_head_sha=run.head_sha)
+        if state.comment_id is None or state.report_body is None:
+            await ctx.store.save_pull(state)  # no comment yet: nothing to mark stale
+            return
+        await _publish(ctx, run, state)
+
+
+async def _publish(ctx: JobContext, run: Run, state: PullState) -> None:
+    """Write the comment for ``state`` (report plus current notices) and store the state."""
+    assert state.report_body is not None
+    comment = await upsert_comment(
+        ctx.installation,
+        run.owner,
+        run.name,
+        state.number,
+        compose(state.report_body, notices(state)),
+        known_id=state.comment_id,
+        app_id=ctx.app_id,
+        bot_login=ctx.bot_login,
+    )
+    await ctx.store.save_pull(replace(state, comment_id=comment.id))
+    ctx.log.info("comment %s on PR %s is up to date", comment.id, state.number)
+
+
+def notices(state: PullState) -> list[str]:
+    """The lines shown above the report for the PR's current situation."""
+    lines = []
+    if (
+        state.newest_head_sha
+        and state.reported_head_sha
+        and state.newest_head_sha != state.reported_head_sha
+    ):
+        lines.append(
+            f"⏳ These numbers are for the previous commit {code(state.reported_head_sha[:7])}; "
+            f"{code(state.newest_head_sha[:7])} is being measured."
+        )
+    if state.rerun_requested_by:
+        lines.append(
+            f"🔁 Re-run requested by {code(state.rerun_requested_by)}; "
+            "the numbers below will be replaced."
+        )
+    return lines
+
+
+def _newest(artifacts: list[ArtifactInfo], name: str, run_id: int) -> ArtifactInfo | None:
+    """The newest unexpired artifact called ``name`` that this run uploaded."""
+    mine = [a for a in artifacts if a.name == name and not a.expired and a.run_id in (None, run_id)]
+    return max(mine, key=lambda a: (a.created_at, a.id), default=None)
+
+
+async def _pull_hint(ctx: JobContext, run: Run, artifact: ArtifactInfo | None) -> int | None:
+    """The PR number the run wrote, or None; any problem only costs the hint."""
+    if artifact is None:
+        return run.hinted_pulls[0] if run.hinted_pulls else None
+    try:
+        data = await ctx.installation.download_artifact(
+            run.owner, run.name, artifact.id, max_bytes=64 * 1024
+        )
+        return read_pr_number_zip(data, artifact.name)
+    except (ArtifactError, ArtifactGone) as exc:
+        ctx.log.info("PR-number artifact ignored: %s", exc)
+    except GitHubError as exc:
+        if exc.retryable:
+            raise
+        ctx.log.info("PR-number artifact ignored: %s", exc)
+    return run.hinted_pulls[0] if run.hinted_pulls else None
+
+
+async def _report_body(
+    ctx: JobContext, run: Run, pull: PullInfo, artifact: ArtifactInfo, config: ConfigResult
+) -> str:
+    context = RenderContext(
+        head_sha=run.head_sha,
+        base_sha=pull.base_sha,
+        base_ref=pull.base_ref,
+        run_url=run.html_url or None,
+        run_label=f"{run.workflow_name or 'measurement'} run {run.number}",
+        updated_at=datetime.fromtimestamp(ctx.now(), UTC),
+        notices=tuple(f"⚠️ {text(error)}" for error in config.errors),
+        rerun_permission=config.config.rerun_permission,
+        advisory=not config.config.fail_on_regression,
+        limit=GITHUB_BODY_LIMIT - NOTICE_RESERVE,
+    )
+    try:
+        contents = await _read_report(ctx, run, artifact)
+    except (ArtifactError, ArtifactGone) as exc:
+        ctx.log.info("report artifact unreadable: %s", exc)
+        return render_error(f"The report artifact could not be read: {exc}", context)
+    sides = split_sides(contents.files)
+    base, head = read_side(sides["base"]), read_side(sides["head"])
+    skipped = [f"artifact member {name} skipped: {reason}" for name, reason in contents.skipped]
+    if skipped:
+        context = replace(
+            context, notices=(*context.notices, *(f"⚠️ {text(s)}" for s in skipped[:3]))
+        )
+    return render(compare(base, head, config.config.policy()), context)
+
+
+async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> Any:
+    if artifact.size_in_bytes > LIMITS.max_zip_bytes:
+        raise ArtifactError(
+            artifact.name,
+            f"{artifact.size_in_bytes:,} bytes is over the {LIMITS.max_zip_bytes:,}-byte limit",
+        )
+    data = await ctx.installation.download_artifact(
+        run.owner, run.name, artifact.id, max_bytes=LIMITS.max_zip_bytes
+    )
+    if (
+        artifact.digest
+        and artifact.digest.startswith("sha256:")
+        and zip_sha256(data) != artifact.digest
+    ):
+        raise ArtifactError(artifact.name, "the download does not match the artifact's digest")
+    return read_report_zip(data, artifact.name, LIMITS)

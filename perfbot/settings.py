@@ -1,0 +1,120 @@
+"""Operator settings from the environment, checked once at start-up."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from perfbot.errors import PerfbotError
+
+DEFAULT_GITHUB_URL = "https://api.github.com"
+DEFAULT_DATABASE_URL = "perfbot.db"
+DEFAULT_WORKERS = 8
+
+
+class SettingsError(PerfbotError):
+    """A setting is missing or invalid; the message is one sentence for the operator."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    app_id: int
+    private_key: str = field(repr=False)
+    webhook_secret: str = field(repr=False)
+    github_url: str = DEFAULT_GITHUB_URL
+    database_url: str = DEFAULT_DATABASE_URL
+    disabled_repos: tuple[str, ...] = ()
+    workers: int = DEFAULT_WORKERS
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read ``PERFBOT_*`` variables; raises SettingsError naming the variable."""
+        env = os.environ if environ is None else environ
+        return cls(
+            app_id=_app_id(env),
+            private_key=_private_key(env),
+            webhook_secret=_required(env, "PERFBOT_WEBHOOK_SECRET"),
+            github_url=_github_url(env),
+            database_url=env.get("PERFBOT_DATABASE_URL", "").strip() or DEFAULT_DATABASE_URL,
+            disabled_repos=_patterns(env.get("PERFBOT_DISABLED_REPOS", "")),
+            workers=_workers(env),
+        )
+
+    def repo_disabled(self, full_name: str) -> bool:
+        """Whether the operator denies ``owner/repo`` (patterns like ``owner/*``)."""
+        lowered = full_name.lower()
+        return any(fnmatchcase(lowered, pattern) for pattern in self.disabled_repos)
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name, "").strip()
+    if not value:
+        raise SettingsError(
+            f"{name} is not set: perfbot needs it to talk to GitHub "
+            "(see `perfbot setup` or the README, section Operator settings)."
+        )
+    return value
+
+
+def _app_id(env: Mapping[str, str]) -> int:
+    raw = _required(env, "PERFBOT_APP_ID")
+    if not raw.isdigit() or int(raw) <= 0:
+        raise SettingsError(f"PERFBOT_APP_ID must be the App's numeric id, got {raw[:20]!r}.")
+    return int(raw)
+
+
+def _private_key(env: Mapping[str, str]) -> str:
+    inline = env.get("PERFBOT_PRIVATE_KEY", "").strip()
+    path = env.get("PERFBOT_PRIVATE_KEY_PATH", "").strip()
+    if inline and path:
+        raise SettingsError("Set PERFBOT_PRIVATE_KEY or PERFBOT_PRIVATE_KEY_PATH, not both.")
+    if path:
+        try:
+            inline = Path(path).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not a text file"
+            raise SettingsError(
+                f"PERFBOT_PRIVATE_KEY_PATH {path} cannot be read: {reason}."
+            ) from None
+    if not inline:
+        raise SettingsError(
+            "PERFBOT_PRIVATE_KEY or PERFBOT_PRIVATE_KEY_PATH is not set: perfbot needs the "
+            "App's private key (a .pem file from the App's settings page)."
+        )
+    # Keys pasted into one-line environments often carry literal "\n" sequences.
+    inline = inline.replace("\\n", "\n")
+    if "-----BEGIN" not in inline or "PRIVATE KEY-----" not in inline:
+        raise SettingsError(
+            "The App's private key is not a PEM key (it should start with "
+            "-----BEGIN RSA PRIVATE KEY-----)."
+        )
+    return inline + "\n"
+
+
+def _github_url(env: Mapping[str, str]) -> str:
+    url = env.get("PERFBOT_GITHUB_URL", "").strip() or DEFAULT_GITHUB_URL
+    if not url.startswith(("https://", "http://")):
+        raise SettingsError(f"PERFBOT_GITHUB_URL must be an http(s) URL, got {url[:60]!r}.")
+    return url.rstrip("/")
+
+
+def _patterns(raw: str) -> tuple[str, ...]:
+    patterns = tuple(p.strip().lower() for p in raw.split(",") if p.strip())
+    for pattern in patterns:
+        if "/" not in pattern:
+            raise SettingsError(
+                f"PERFBOT_DISABLED_REPOS entries are owner/repo or owner/*, got {pattern!r}."
+            )
+    return patterns
+
+
+def _workers(env: Mapping[str, str]) -> int:
+    raw = env.get("PERFBOT_WORKERS", "").strip()
+    if not raw:
+        return DEFAULT_WORKERS
+    if not raw.isdigit() or not 1 <= int(raw) <= 256:
+        raise SettingsError(f"PERFBOT_WORKERS must be a number from 1 to 256, got {raw[:20]!r}.")
+    return int(raw)

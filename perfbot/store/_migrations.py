@@ -1,0 +1,105 @@
+"""The SQLite schema as an ordered list of migrations: version N has run the first N."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final
+
+# Append only: a released migration is never edited, a change is a new entry. Each entry is
+# the statements of one version, run in one transaction with the version bump.
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    # 1: deliveries, the job queue, locks and pull-request state.
+    (
+        """
+        CREATE TABLE deliveries (
+            id TEXT PRIMARY KEY,
+            event TEXT NOT NULL,
+            action TEXT,
+            received_at REAL NOT NULL
+        )
+        """,
+        # AUTOINCREMENT so a job id is never reused once old jobs are pruned: ids in logs
+        # keep naming one job.
+        """
+        CREATE TABLE jobs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            delivery_id TEXT NOT NULL,
+            event TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            serial_key TEXT NOT NULL,
+            installation_id INTEGER,
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            due_at REAL NOT NULL,
+            lease_owner TEXT,
+            lease_until REAL,
+            last_error TEXT,
+            created_at REAL NOT NULL,
+            finished_at REAL
+        )
+        """,
+        # claim walks this in (due_at, id) order: id is the rowid, implicitly the last column.
+        "CREATE INDEX jobs_status_due ON jobs (status, due_at)",
+        # claim's "is another job of this key under a live lease?" is a range of this index.
+        "CREATE INDEX jobs_serial_key ON jobs (serial_key, status, lease_until)",
+        "CREATE INDEX jobs_delivery ON jobs (delivery_id)",
+        """
+        CREATE TABLE locks (
+            key TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE pulls (
+            repo_id INTEGER NOT NULL,
+            number INTEGER NOT NULL,
+            comment_id INTEGER,
+            newest_head_sha TEXT,
+            reported_head_sha TEXT,
+            reported_run_id INTEGER,
+            reported_run_attempt INTEGER,
+            report_body TEXT,
+            rerun_requested_by TEXT,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (repo_id, number)
+        )
+        """,
+    ),
+)
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was migrated by a newer perfbot; running older code on it is unsafe."""
+
+
+def migrate(conn: sqlite3.Connection, now: float) -> int:
+    """Run the migrations ``conn``'s database lacks; return the resulting version.
+
+    Call inside a BEGIN IMMEDIATE transaction, so processes starting together migrate one
+    after the other: the second sees the first's version and has nothing left to do.
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version"
+        " (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    current = current_version(conn)
+    if current > len(MIGRATIONS):
+        raise SchemaTooNew(
+            f"the database schema is at version {current} but this perfbot knows only"
+            f" {len(MIGRATIONS)}; upgrade perfbot or use another database"
+        )
+    for version in range(current + 1, len(MIGRATIONS) + 1):
+        for statement in MIGRATIONS[version - 1]:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (version, now)
+        )
+    return len(MIGRATIONS)
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    """The highest migration applied (0 for a new database with an empty version table)."""
+    (version,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
+    return int(version)

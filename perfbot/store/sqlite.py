@@ -1,0 +1,392 @@
+"""The SQLite store: one file, safe to share between processes, SQL on one worker thread."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
+
+from perfbot.store._migrations import migrate
+from perfbot.store.base import Job, JobStatus, NewJob, PullState
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS: Final = 5000
+
+_JOB_COLUMNS: Final = (
+    "id, delivery_id, event, payload, serial_key, installation_id,"
+    " attempts, created_at, lease_owner, lease_until"
+)
+
+# A job of the same serial key, other than j, under a live lease.
+_KEY_BUSY: Final = """
+    EXISTS (
+        SELECT 1 FROM jobs AS o
+        WHERE o.serial_key = j.serial_key AND o.status = 'running'
+            AND o.lease_until >= :now AND o.id != j.id
+    )
+"""
+
+# Each branch walks the (status, due_at) index in order and stops at its first free job, so
+# a claim does not read every queued row; the outer ORDER BY picks the older of the two.
+_CLAIM: Final = f"""
+    WITH candidate AS (
+        SELECT id, due_at FROM (
+            SELECT j.id, j.due_at FROM jobs AS j
+            WHERE j.status = 'queued' AND j.due_at <= :now AND NOT {_KEY_BUSY}
+            ORDER BY j.due_at, j.id LIMIT 1
+        )
+        UNION ALL
+        SELECT id, due_at FROM (
+            SELECT j.id, j.due_at FROM jobs AS j
+            WHERE j.status = 'running' AND j.lease_until < :now AND NOT {_KEY_BUSY}
+            ORDER BY j.due_at, j.id LIMIT 1
+        )
+        ORDER BY due_at, id LIMIT 1
+    )
+    UPDATE jobs
+    SET status = 'running', lease_owner = :owner, lease_until = :until,
+        attempts = attempts + 1
+    WHERE id = (SELECT id FROM candidate)
+    RETURNING {_JOB_COLUMNS}
+"""
+
+_PULL_COLUMNS: Final = (
+    "repo_id, number, comment_id, newest_head_sha, reported_head_sha, reported_run_id,"
+    " reported_run_attempt, report_body, rerun_requested_by, updated_at"
+)
+
+
+class SQLiteStore:
+    """``Store`` on a SQLite file (or ``":memory:"``).
+
+    sqlite3 connections belong to the thread that opened them and block while they wait, so
+    one dedicated thread owns the connection and runs every statement; coroutines only await
+    it. Every write is its own BEGIN IMMEDIATE transaction, which takes SQLite's write lock up
+    front: processes sharing the file serialise their writes (waiting up to the busy timeout)
+    instead of failing half-way through one.
+    """
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perfbot-sqlite")
+        self._conn: sqlite3.Connection | None = None  # touched on the worker thread only
+        self._closed = False
+
+    async def _run(
+        self,
+        fn: Callable[Concatenate[sqlite3.Connection, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """Run ``fn(connection, ...)`` on the worker thread."""
+        if self._closed:
+            raise RuntimeError(f"the store on {self._path} is closed")
+
+        def task() -> T:
+            return fn(self._connection(), *args, **kwargs)
+
+        # A cancelled caller does not stop a statement already running: its transaction
+        # still commits or rolls back whole. A claim lost that way comes back when its
+        # lease expires.
+        return await asyncio.get_running_loop().run_in_executor(self._executor, task)
+
+    def _connection(self) -> sqlite3.Connection:
+        # Opened lazily on the worker thread, the only thread allowed to use it.
+        if self._conn is None:
+            self._conn = _connect(self._path)
+        return self._conn
+
+    def _disconnect(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    async def setup(self) -> None:
+        await self._run(_setup)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        # Straight to the executor: _run would open a connection only to close it.
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
+        # The thread is idle now; no need to block the loop joining it.
+        self._executor.shutdown(wait=False)
+
+    async def record_delivery(
+        self, delivery_id: str, event: str, action: str | None, job: NewJob | None, now: float
+    ) -> bool:
+        return await self._run(_record_delivery, delivery_id, event, action, job=job, now=now)
+
+    async def delivery_seen(self, delivery_id: str) -> bool:
+        return await self._run(_exists, "SELECT 1 FROM deliveries WHERE id = ?", (delivery_id,))
+
+    async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
+        return await self._run(_claim, owner, lease_seconds, now)
+
+    async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
+        # Only a live lease is extended: once it has expired another job of the serial key
+        # may have started, so the caller must stop rather than carry on beside it.
+        return await self._run(
+            _write_owned,
+            "UPDATE jobs SET lease_until = ?"
+            " WHERE id = ? AND status = 'running' AND lease_owner = ? AND lease_until >= ?",
+            (now + lease_seconds, job_id, owner, now),
+        )
+
+    # complete, retry_later and give_up accept an expired lease nobody took over: the work
+    # was done (or failed) all the same, and running it again would gain nothing.
+
+    async def complete(self, job_id: int, owner: str, now: float) -> None:
+        await self._run(
+            _write_owned,
+            "UPDATE jobs SET status = 'done', finished_at = ?"
+            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
+            (now, job_id, owner),
+        )
+
+    async def retry_later(
+        self, job_id: int, owner: str, due_at: float, error: str, now: float
+    ) -> None:
+        await self._run(
+            _write_owned,
+            "UPDATE jobs SET status = 'queued', due_at = ?, last_error = ?,"
+            " lease_owner = NULL, lease_until = NULL"
+            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
+            (due_at, error, job_id, owner),
+        )
+
+    async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None:
+        await self._run(
+            _write_owned,
+            "UPDATE jobs SET status = 'failed', last_error = ?, finished_at = ?"
+            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
+            (error, now, job_id, owner),
+        )
+
+    async def queue_depth(self, now: float) -> int:
+        return await self._run(_queue_depth)
+
+    async def job_status(self, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:
+        return await self._run(_job_status, delivery_id)
+
+    async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
+        # A lock is held while expires_at >= now, like a lease.
+        return await self._run(
+            _write_owned,
+            "INSERT INTO locks (key, owner, expires_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (key) DO UPDATE"
+            " SET owner = excluded.owner, expires_at = excluded.expires_at"
+            " WHERE locks.owner = excluded.owner OR locks.expires_at < ?",
+            (key, owner, now + ttl_seconds, now),
+        )
+
+    async def unlock(self, key: str, owner: str) -> None:
+        await self._run(_write_owned, "DELETE FROM locks WHERE key = ? AND owner = ?", (key, owner))
+
+    async def get_pull(self, repo_id: int, number: int) -> PullState | None:
+        return await self._run(_get_pull, repo_id, number)
+
+    async def save_pull(self, state: PullState) -> None:
+        await self._run(_save_pull, state)
+
+    async def forget_repositories(self, repo_ids: list[int]) -> None:
+        await self._run(_forget_repositories, repo_ids)
+
+
+# What runs on the worker thread ---------------------------------------------------------------
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    # isolation_level=None: no implicit transactions; each write says BEGIN IMMEDIATE itself.
+    conn = sqlite3.connect(path, isolation_level=None)
+    # Before journal_mode: switching to WAL needs a lock another process may hold.
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    # WAL lets readers run beside the writer; NORMAL syncs at checkpoints only, which in WAL
+    # can lose the last commits on power loss but never corrupts the file.
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+@contextmanager
+def _write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction, holding the database's write lock from its first statement."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _setup(conn: sqlite3.Connection) -> None:
+    with _write(conn):
+        migrate(conn, time.time())
+
+
+def _exists(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
+    return conn.execute(sql, params).fetchone() is not None
+
+
+def _write_owned(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
+    """Run one guarded write; True if it changed a row (its guard held)."""
+    with _write(conn):
+        changed = conn.execute(sql, params).rowcount
+    return changed > 0
+
+
+def _record_delivery(
+    conn: sqlite3.Connection,
+    delivery_id: str,
+    event: str,
+    action: str | None,
+    *,
+    job: NewJob | None,
+    now: float,
+) -> bool:
+    with _write(conn):
+        inserted = conn.execute(
+            "INSERT INTO deliveries (id, event, action, received_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (id) DO NOTHING",
+            (delivery_id, event, action, now),
+        ).rowcount
+        if not inserted:
+            return False
+        if job is not None:
+            conn.execute(
+                "INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,"
+                " status, attempts, due_at, created_at)"
+                " VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)",
+                (
+                    delivery_id,
+                    job.event,
+                    job.payload,
+                    job.serial_key,
+                    job.installation_id,
+                    now,
+                    now,
+                ),
+            )
+    return True
+
+
+def _claim(conn: sqlite3.Connection, owner: str, lease_seconds: float, now: float) -> Job | None:
+    with _write(conn):
+        # fetchall: the UPDATE must have finished stepping before COMMIT.
+        rows = conn.execute(
+            _CLAIM, {"now": now, "owner": owner, "until": now + lease_seconds}
+        ).fetchall()
+    return _job(rows[0]) if rows else None
+
+
+def _job(row: tuple[Any, ...]) -> Job:
+    (
+        job_id,
+        delivery_id,
+        event,
+        payload,
+        serial_key,
+        installation_id,
+        attempts,
+        created_at,
+        lease_owner,
+        lease_until,
+    ) = row
+    return Job(
+        id=job_id,
+        delivery_id=delivery_id,
+        event=event,
+        payload=payload,
+        serial_key=serial_key,
+        installation_id=installation_id,
+        attempts=attempts,
+        created_at=float(created_at),
+        lease_owner=lease_owner,
+        lease_until=float(lease_until),
+    )
+
+
+def _queue_depth(conn: sqlite3.Connection) -> int:
+    (count,) = conn.execute(
+        "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')"
+    ).fetchone()
+    return int(count)
+
+
+def _job_status(
+    conn: sqlite3.Connection, delivery_id: str
+) -> tuple[JobStatus, int, str | None] | None:
+    row = conn.execute(
+        "SELECT status, attempts, last_error FROM jobs WHERE delivery_id = ?"
+        " ORDER BY id DESC LIMIT 1",
+        (delivery_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    status, attempts, last_error = row
+    return JobStatus(status), int(attempts), last_error
+
+
+def _get_pull(conn: sqlite3.Connection, repo_id: int, number: int) -> PullState | None:
+    row = conn.execute(
+        f"SELECT {_PULL_COLUMNS} FROM pulls WHERE repo_id = ? AND number = ?",
+        (repo_id, number),
+    ).fetchone()
+    if row is None:
+        return None
+    return PullState(
+        repo_id=row[0],
+        number=row[1],
+        comment_id=row[2],
+        newest_head_sha=row[3],
+        reported_head_sha=row[4],
+        reported_run_id=row[5],
+        reported_run_attempt=row[6],
+        report_body=row[7],
+        rerun_requested_by=row[8],
+        updated_at=float(row[9]),
+    )
+
+
+def _save_pull(conn: sqlite3.Connection, state: PullState) -> None:
+    with _write(conn):
+        conn.execute(
+            f"INSERT INTO pulls ({_PULL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (repo_id, number) DO UPDATE SET"
+            " comment_id = excluded.comment_id,"
+            " newest_head_sha = excluded.newest_head_sha,"
+            " reported_head_sha = excluded.reported_head_sha,"
+            " reported_run_id = excluded.reported_run_id,"
+            " reported_run_attempt = excluded.reported_run_attempt,"
+            " report_body = excluded.report_body,"
+            " rerun_requested_by = excluded.rerun_requested_by,"
+            " updated_at = excluded.updated_at",
+            (
+                state.repo_id,
+                state.number,
+                state.comment_id,
+                state.newest_head_sha,
+                state.reported_head_sha,
+                state.reported_run_id,
+                state.reported_run_attempt,
+                state.report_body,
+                state.rerun_requested_by,
+                state.updated_at,
+            ),
+        )
+
+
+def _forget_repositories(conn: sqlite3.Connection, repo_ids: list[int]) -> None:
+    # One DELETE per repository: each a primary-key prefix range, and no bound on how many
+    # ids one statement may carry.
+    with _write(conn):
+        conn.executemany("DELETE FROM pulls WHERE repo_id = ?", [(rid,) for rid in repo_ids])

@@ -1,0 +1,120 @@
+"""Webhook deliveries without I/O: the signature check, and which deliveries become jobs."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from perfbot.errors import PerfbotError
+from perfbot.store.base import NewJob
+
+# GitHub never delivers a payload over 25 MB; anything bigger is not from GitHub.
+MAX_BODY_BYTES = 25 * 1024 * 1024
+SIGNATURE_PREFIX = "sha256="
+
+# workflow_run actions perfbot acts on: completed runs are compared; requested and
+# in_progress runs mark the shown numbers as belonging to the previous commit.
+WORKFLOW_RUN_ACTIONS = frozenset({"completed", "requested", "in_progress"})
+
+
+class WebhookError(PerfbotError):
+    """A delivery perfbot refuses; ``status`` is the HTTP answer."""
+
+    status = 400
+
+
+class SignatureMismatch(WebhookError):
+    status = 401
+
+
+class PayloadTooLarge(WebhookError):
+    status = 413
+
+
+def verify_signature(secret: str, body: bytes, header: str | None) -> None:
+    """Check ``X-Hub-Signature-256`` in constant time; raises SignatureMismatch.
+
+    Only SHA-256 is accepted: the legacy SHA-1 header is ignored on purpose.
+    """
+    if not header or not header.startswith(SIGNATURE_PREFIX):
+        raise SignatureMismatch("missing or malformed X-Hub-Signature-256 header")
+    expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(SIGNATURE_PREFIX + expected, header.strip()):
+        raise SignatureMismatch("X-Hub-Signature-256 does not match the body")
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The ``X-Hub-Signature-256`` value GitHub would send for ``body``."""
+    return SIGNATURE_PREFIX + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    id: str
+    event: str
+    action: str | None
+    payload: dict[str, Any]
+    body: str
+
+    @property
+    def repository(self) -> str | None:
+        repo = self.payload.get("repository")
+        name = repo.get("full_name") if isinstance(repo, dict) else None
+        return name if isinstance(name, str) else None
+
+    @property
+    def installation_id(self) -> int | None:
+        installation = self.payload.get("installation")
+        value = installation.get("id") if isinstance(installation, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def parse_delivery(headers: Mapping[str, str], body: bytes) -> Delivery:
+    """A verified delivery's headers and body as a Delivery; raises WebhookError."""
+    delivery_id = headers.get("x-github-delivery", "").strip()
+    event = headers.get("x-github-event", "").strip()
+    if not delivery_id or len(delivery_id) > 100:
+        raise WebhookError("missing or malformed X-GitHub-Delivery header")
+    if not event or len(event) > 100:
+        raise WebhookError("missing X-GitHub-Event header")
+    try:
+        text = body.decode("utf-8")
+        payload = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise WebhookError("the body is not JSON") from None
+    if not isinstance(payload, dict):
+        raise WebhookError("the body is not a JSON object")
+    action = payload.get("action")
+    return Delivery(delivery_id, event, action if isinstance(action, str) else None, payload, text)
+
+
+def job_for(delivery: Delivery) -> NewJob | None:
+    """The job a delivery asks for, or None when perfbot has nothing to do with it."""
+    if delivery.event == "workflow_run" and delivery.action in WORKFLOW_RUN_ACTIONS:
+        return _workflow_run_job(delivery)
+    return None
+
+
+def _workflow_run_job(delivery: Delivery) -> NewJob | None:
+    run = delivery.payload.get("workflow_run")
+    repo = delivery.payload.get("repository")
+    if not isinstance(run, dict) or not isinstance(repo, dict):
+        return None
+    if run.get("event") != "pull_request":
+        return None
+    head_repo = run.get("head_repository")
+    if not isinstance(head_repo, dict):
+        head_repo = {}
+    # One pull request is one head branch of one head repository: jobs of its runs are
+    # serialised by that pair (the PR number is only proven inside the job).
+    key = f"{repo.get('id')}:{head_repo.get('id')}:{run.get('head_branch')}"
+    return NewJob(
+        event="workflow_run",
+        payload=delivery.body,
+        serial_key=key,
+        installation_id=delivery.installation_id,
+    )

@@ -1,0 +1,174 @@
+"""The worker: claims jobs from the store, runs their handler, and settles the outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from perfbot.configcache import ConfigCache
+from perfbot.github import GitHubApp, GitHubError, RateLimited
+from perfbot.handlers.context import JobContext
+from perfbot.handlers.workflow_run import BadPayload, on_workflow_run
+from perfbot.metrics import Metrics
+from perfbot.retry import retry_delay
+from perfbot.store.base import Job, Store
+
+log = logging.getLogger("perfbot.worker")
+
+Handler = Callable[[JobContext, dict[str, Any]], Awaitable[None]]
+HANDLERS: dict[str, Handler] = {
+    "workflow_run": on_workflow_run,
+}
+LEASE_SECONDS = 120.0
+IDLE_POLL_SECONDS = 0.5
+
+
+class Worker:
+    """``concurrency`` loops in this process, each running one job at a time."""
+
+    def __init__(
+        self,
+        store: Store,
+        github: GitHubApp,
+        *,
+        concurrency: int,
+        repo_disabled: Callable[[str], bool],
+        metrics: Metrics | None = None,
+        configs: ConfigCache | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._github = github
+        self._concurrency = concurrency
+        self._repo_disabled = repo_disabled
+        self._metrics = metrics or Metrics()
+        self._configs = configs or ConfigCache()
+        self._clock = clock
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.name = f"{socket.gethostname()}:{os.getpid()}"
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._loop(f"{self.name}:{n}")) for n in range(self._concurrency)
+        ]
+
+    def wake(self) -> None:
+        """A job was just enqueued: idle loops look now instead of at their next poll."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Let running jobs finish (their leases protect them if the process dies)."""
+        self._stopping.set()
+        self._wake.set()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _loop(self, owner: str) -> None:
+        while not self._stopping.is_set():
+            try:
+                job = await self._store.claim(owner, LEASE_SECONDS, self._clock())
+            except Exception:
+                log.exception("claiming a job failed")
+                job = None
+            if job is None:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), IDLE_POLL_SECONDS)
+                continue
+            await self.run_job(job, owner)
+
+    async def run_job(self, job: Job, owner: str) -> None:
+        extra = {
+            "delivery": job.delivery_id,
+            "event": job.event,
+            "job": job.id,
+            "attempt": job.attempts,
+        }
+        job_log = logging.LoggerAdapter(log, extra)
+        keeper = asyncio.create_task(self._keep_lease(job, owner))
+        try:
+            outcome = await self._run(job, owner, job_log)
+        finally:
+            keeper.cancel()
+        self._metrics.jobs.labels(job.event, outcome).inc()
+        if outcome != "retried":
+            self._metrics.job_latency.labels(job.event).observe(self._clock() - job.created_at)
+
+    async def _run(
+        self, job: Job, owner: str, job_log: logging.LoggerAdapter[logging.Logger]
+    ) -> str:
+        handler = HANDLERS.get(job.event)
+        try:
+            if handler is None:
+                raise BadPayload(f"no handler for event {job.event!r}")
+            if job.installation_id is None:
+                raise BadPayload("the delivery names no installation")
+            ctx = JobContext(
+                delivery_id=job.delivery_id,
+                installation=self._github.installation(job.installation_id),
+                store=self._store,
+                app_id=self._github.app_id,
+                bot_login=await self._github.bot_login(),
+                configs=self._configs,
+                repo_disabled=self._repo_disabled,
+                now=self._clock,
+                worker=owner,
+                log=job_log,
+            )
+            await handler(ctx, json.loads(job.payload))
+        except (BadPayload, json.JSONDecodeError) as exc:
+            return await self._give_up(job, owner, str(exc), job_log)
+        except RateLimited as exc:
+            return await self._retry(job, owner, str(exc), job_log, exc.retry_after)
+        except GitHubError as exc:
+            if exc.retryable:
+                return await self._retry(job, owner, str(exc), job_log)
+            return await self._give_up(job, owner, str(exc), job_log)
+        except Exception as exc:
+            # A bug or an unforeseen failure: the trace goes to the operator's log only.
+            job_log.exception("job failed unexpectedly")
+            return await self._retry(job, owner, f"internal error ({type(exc).__name__})", job_log)
+        await self._store.complete(job.id, owner, self._clock())
+        return "done"
+
+    async def _retry(
+        self,
+        job: Job,
+        owner: str,
+        error: str,
+        job_log: logging.LoggerAdapter[logging.Logger],
+        retry_after: float | None = None,
+    ) -> str:
+        delay = retry_delay(job.attempts, retry_after)
+        if delay is None:
+            return await self._give_up(
+                job, owner, f"{error} (after {job.attempts} attempts)", job_log
+            )
+        job_log.warning("will retry in %.1f s: %s", delay, error)
+        now = self._clock()
+        await self._store.retry_later(job.id, owner, now + delay, error, now)
+        return "retried"
+
+    async def _give_up(
+        self, job: Job, owner: str, error: str, job_log: logging.LoggerAdapter[logging.Logger]
+    ) -> str:
+        job_log.error("gave up: %s", error)
+        await self._store.give_up(job.id, owner, error, self._clock())
+        return "failed"
+
+    async def _keep_lease(self, job: Job, owner: str) -> None:
+        while True:
+            await asyncio.sleep(LEASE_SECONDS / 3)
+            if not await self._store.extend_lease(job.id, owner, LEASE_SECONDS, self._clock()):
+                # The job outlived its lease (a stalled event loop?). The per-PR lock still
+                # guards the comment; the operator should know the job may run twice.
+                log.warning("lease of job %s was lost while it ran", job.id)
+                return

@@ -1,0 +1,2479 @@
+"""A stateful fake of the parts of GitHub that perfbot talks to.
+
+Two ASGI apps: the REST API (``fake.api_app``) and the blob storage that artifact downloads
+redirect to (``fake.storage_app``). They are separate origins on purpose, as on github.com: a
+client that carried its token across the redirect is caught by the storage's request log.
+
+Tests build state with the ``add_*`` helpers, point perfbot at ``fake.transport()`` (in-process)
+or at ``serve(fake)`` (real loopback sockets), then assert on the state (``comments_on``,
+``bot_comments``, ``check_runs``, ``reruns``…) and on the request log (``fake.requests``).
+
+Every response body starts from a real GitHub payload under ``../shared/fixtures`` (octokit's
+webhook examples and PyGithub's recorded REST responses), deep-copied with ids, urls and fields
+overwritten, so githubkit's models for REST API version 2026-03-10 accept it as they would
+accept GitHub's. Routes the fake does not know answer 501 and are listed in
+``fake.unknown_routes``, so a new call in perfbot shows up instead of passing by accident.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import functools
+import hashlib
+import hmac
+import itertools
+import json
+import math
+import re
+import secrets
+import socket
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http import HTTPStatus
+from typing import Any, Final, Literal, TypeVar, cast
+from urllib.parse import quote
+
+import httpx
+import jwt
+import uvicorn
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    PublicFormat,
+)
+from githubkit import AppAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.paths import shared
+
+Json = dict[str, Any]
+AuthKind = Literal["jwt", "token"]
+T = TypeVar("T")
+
+DEFAULT_API_URL: Final = "http://api.fakegithub.test"
+DEFAULT_STORAGE_URL: Final = "http://storage.fakegithub.test"
+TOKEN_LIFETIME: Final = timedelta(hours=1)
+BLOB_URL_LIFETIME: Final = timedelta(seconds=60)
+ARTIFACT_RETENTION: Final = timedelta(days=90)
+COMMENT_BODY_LIMIT: Final = 65536
+CHECK_RUN_TEXT_LIMIT: Final = 65535
+SUPPORTED_API_VERSIONS: Final = frozenset({"2022-11-28", "2026-03-10"})
+DOCS: Final = "https://docs.github.com/rest"
+
+# What a perfbot installation grants (github-platform.md §F). Tests narrow it per installation.
+DEFAULT_PERMISSIONS: Final[Mapping[str, str]] = {
+    "actions": "write",
+    "checks": "write",
+    "contents": "read",
+    "issues": "write",
+    "metadata": "read",
+    "pull_requests": "read",
+}
+_LEVELS: Final = {"none": 0, "read": 1, "write": 2, "admin": 3}
+# GitHub reports the repository *role* and a coarser *permission*; maintain and triage fold.
+_ROLE_TO_PERMISSION: Final = {
+    "admin": "admin",
+    "maintain": "write",
+    "write": "write",
+    "triage": "read",
+    "read": "read",
+    "none": "none",
+}
+_REACTIONS: Final = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
+_CHECK_STATUSES: Final = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
+_CHECK_CONCLUSIONS: Final = (
+    "action_required",
+    "cancelled",
+    "failure",
+    "neutral",
+    "success",
+    "skipped",
+    "stale",
+    "timed_out",
+)
+_RUN_STATUSES: Final = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
+_SECONDARY_LIMIT_MESSAGE: Final = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
+    "If you reach out to GitHub Support for help, please include the request ID FAKE:0000."
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Templates: real payloads, read once at import, never written to.
+
+
+def _load(relative: str) -> Json:
+    return cast(Json, json.loads(shared(relative).read_text(encoding="utf-8")))
+
+
+_RUN_TEMPLATE: Final[Json] = _load(
+    "github-rest-pygithub-replay/get_run_3881497935_fork_pull_request.json"
+)
+_ARTIFACT_TEMPLATE: Final[Json] = _load(
+    "github-rest-pygithub-replay/list_run_artifacts_5138169628.json"
+)["artifacts"][0]
+_WORKFLOW_RUN_EVENT: Final[Json] = _load(
+    "octokit-webhooks/workflow_run/completed.with-pull-requests.payload.json"
+)
+_PULL_TEMPLATE: Final[Json] = _load("octokit-webhooks/pull_request/opened.payload.json")[
+    "pull_request"
+]
+_COMMENT_EVENT: Final[Json] = _load(
+    "octokit-webhooks/issue_comment/created.with-installation.payload.json"
+)
+_CHECK_RUN_EVENT: Final[Json] = _load("octokit-webhooks/check_run/rerequested.payload.json")
+_REPO_TEMPLATE: Final[Json] = _WORKFLOW_RUN_EVENT["repository"]  # octo-org/octo-repo, full form
+_USER_TEMPLATE: Final[Json] = _WORKFLOW_RUN_EVENT["sender"]  # Codertocat
+_ORG_TEMPLATE: Final[Json] = _WORKFLOW_RUN_EVENT["organization"]  # octo-org
+_ISSUE_TEMPLATE: Final[Json] = _COMMENT_EVENT["issue"]
+_COMMENT_TEMPLATE: Final[Json] = _COMMENT_EVENT["comment"]
+_CHECK_RUN_TEMPLATE: Final[Json] = _CHECK_RUN_EVENT["check_run"]
+_CHECK_SUITE_TEMPLATE: Final[Json] = _CHECK_RUN_TEMPLATE["check_suite"]
+_APP_TEMPLATE: Final[Json] = _CHECK_RUN_TEMPLATE["app"]
+
+
+def _rewritten(value: Any, replacements: Mapping[str, str]) -> Any:
+    """A deep copy of ``value`` with substrings replaced in every string.
+
+    The templates carry dozens of url fields (``forks_url``, ``git_refs_url``…); rewriting the
+    template's names inside them is shorter and safer than listing each one.
+    """
+    if isinstance(value, str):
+        for old, new in replacements.items():
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, dict):
+        return {key: _rewritten(item, replacements) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rewritten(item, replacements) for item in value]
+    return copy.deepcopy(value)
+
+
+def _iso(moment: datetime) -> str:
+    # githubkit parses InstallationToken.expires_at with exactly this format.
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _node_id(kind: str, number: int) -> str:
+    return f"{kind}_kw{base64.b64encode(str(number).encode()).decode().rstrip('=')}"
+
+
+def _fake_sha(*parts: object) -> str:
+    return hashlib.sha1(":".join(map(str, parts)).encode()).hexdigest()
+
+
+def _git_blob_sha(data: bytes) -> str:
+    # The sha git (and the contents API) reports for a file: sha1 over "blob <size>\0<data>".
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    private_pem: str
+    public_pem: str
+
+
+@functools.cache
+def rsa_keypair() -> KeyPair:
+    """One RSA key pair for the whole test session: generating one costs tens of milliseconds."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+    public = key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    return KeyPair(private.decode(), public.decode())
+
+
+# ---------------------------------------------------------------------------------------------
+# State: plain mutable dataclasses that tests may read and change directly.
+
+
+@dataclass(kw_only=True)
+class Installation:
+    id: int
+    account_login: str
+    account_type: str = "Organization"
+    permissions: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PERMISSIONS))
+    repository_selection: str = "selected"
+    suspended: bool = False
+
+
+@dataclass(kw_only=True)
+class Pull:
+    repo: str  # full name of the base repository
+    number: int
+    id: int
+    head_sha: str
+    head_ref: str
+    head_repo_full_name: str
+    head_repo_id: int
+    state: str = "open"
+    labels: list[str] = field(default_factory=list)
+    title: str = "Improve throughput"
+    user: str = "alice"
+    base_ref: str = "main"
+    base_sha: str = ""
+    merged: bool = False
+    draft: bool = False
+    created_at: datetime
+
+    @property
+    def is_fork(self) -> bool:
+        return self.head_repo_full_name.lower() != self.repo.lower()
+
+
+@dataclass(kw_only=True)
+class Repo:
+    full_name: str
+    id: int
+    installation_id: int
+    default_branch: str = "main"
+    private: bool = False
+    files: dict[str, str | bytes] = field(default_factory=dict)  # on the default branch
+    refs: dict[str, dict[str, str | bytes]] = field(default_factory=dict)  # other branches/shas
+    collaborators: dict[str, str] = field(default_factory=dict)  # lower-case login → role
+    pulls: dict[int, Pull] = field(default_factory=dict)
+    issues: set[int] = field(default_factory=set)  # plain issue numbers (pulls are issues too)
+
+    @property
+    def owner(self) -> str:
+        return self.full_name.split("/")[0]
+
+    @property
+    def name(self) -> str:
+        return self.full_name.split("/")[1]
+
+
+@dataclass(kw_only=True)
+class Run:
+    repo: str
+    id: int
+    head_sha: str
+    head_branch: str
+    head_repo_full_name: str
+    head_repo_id: int
+    event: str = "pull_request"
+    name: str = "net-perf"
+    path: str = ".github/workflows/net-perf.yml"
+    status: str = "completed"
+    conclusion: str | None = "success"
+    run_attempt: int = 1
+    run_number: int = 1
+    workflow_id: int
+    check_suite_id: int
+    actor: str
+    display_title: str = "Improve throughput"
+    # None: derived when rendered, like GitHub: open same-repo PRs whose head sha or head branch
+    # matches; always [] for a fork's run. A list overrides it (e.g. a foreign PR, as in the
+    # octokit example).
+    pull_requests: list[Pull] | None = None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def is_fork(self) -> bool:
+        return self.head_repo_full_name.lower() != self.repo.lower()
+
+
+@dataclass(kw_only=True)
+class Artifact:
+    id: int
+    repo: str
+    run_id: int
+    name: str
+    data: bytes
+    expired: bool = False
+    created_at: datetime
+
+    @property
+    def digest(self) -> str:
+        return "sha256:" + hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass(kw_only=True)
+class Reaction:
+    id: int
+    content: str
+    user: str
+    created_at: datetime
+
+
+@dataclass(kw_only=True)
+class Comment:
+    id: int
+    repo: str
+    issue_number: int
+    body: str
+    user: str
+    user_type: str = "User"
+    app_id: int | None = None  # performed_via_github_app.id
+    created_at: datetime
+    updated_at: datetime
+    deleted: bool = False
+    edits: int = 0
+    reactions: list[Reaction] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class CheckRun:
+    id: int
+    repo: str
+    name: str
+    head_sha: str
+    status: str = "queued"
+    conclusion: str | None = None
+    app_id: int
+    check_suite_id: int
+    external_id: str = ""
+    details_url: str | None = None  # None: GitHub shows the check run's own page
+    output: dict[str, str | None] = field(default_factory=dict)  # title, summary, text
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+@dataclass(kw_only=True)
+class Delivery:
+    """One item of the App's webhook delivery log (GET /app/hook/deliveries)."""
+
+    id: int
+    guid: str
+    event: str
+    action: str | None
+    status_code: int
+    installation_id: int | None
+    repository_id: int | None
+    redelivery: bool = False
+    delivered_at: datetime
+    duration: float = 0.31
+
+    @property
+    def status(self) -> str:
+        return (
+            "OK" if 200 <= self.status_code < 300 else f"Invalid HTTP Response: {self.status_code}"
+        )
+
+
+@dataclass(kw_only=True)
+class Token:
+    value: str
+    installation_id: int
+    expires_at: datetime
+    permissions: dict[str, str]
+    repository_ids: frozenset[int] | None  # None: every repository of the installation
+
+    def allows(self, alternatives: Sequence[str], level: str) -> bool:
+        needed = _LEVELS[level]
+        return any(_LEVELS[self.permissions.get(name, "none")] >= needed for name in alternatives)
+
+
+@dataclass(kw_only=True)
+class Blob:
+    token: str
+    artifact_id: int
+    data: bytes
+    expires_at: datetime
+
+
+@dataclass(kw_only=True)
+class RecordedRequest:
+    """One API request. Appended on arrival; ``status`` stays 0 if it was never answered
+    (the client gave up during a hang)."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    status: int
+    auth: AuthKind | None  # the kind of *valid* credential it carried
+    duration: float
+    installation_id: int | None = None
+    body: Any = None
+
+
+@dataclass(kw_only=True)
+class StorageRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    status: int
+
+
+@dataclass(kw_only=True)
+class _Knob:
+    kind: Literal["fail", "secondary", "hang"]
+    remaining: int
+    path_contains: str
+    status: int = 502
+    retry_after: int = 1
+    seconds: float = 0.0
+
+    def matches(self, path: str) -> bool:
+        if self.path_contains:
+            return self.path_contains in path
+        # An unqualified knob aims at perfbot's own API calls: not the token exchange that
+        # githubkit slips in before them, not the storage hop.
+        return not _is_token_path(path) and not path.startswith("/blobs/")
+
+
+def _is_token_path(path: str) -> bool:
+    return path.startswith("/app/installations/") and path.endswith("/access_tokens")
+
+
+# ---------------------------------------------------------------------------------------------
+# The fake
+
+
+class FakeGitHub:
+    """GitHub's state for one test, and the two ASGI apps that serve it."""
+
+    def __init__(
+        self,
+        app_id: int = 4242,
+        app_slug: str = "perfbot-test",
+        public_key_pem: str | bytes | None = None,
+        api_url: str = DEFAULT_API_URL,
+        storage_url: str = DEFAULT_STORAGE_URL,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.app_id = app_id
+        self.app_slug = app_slug
+        self.public_key_pem = public_key_pem or rsa_keypair().public_pem
+        self.api_url = api_url.rstrip("/")
+        self.storage_url = storage_url.rstrip("/")
+        # Moved by advance(); replace ``now`` entirely for full control. It decides token and
+        # blob-URL expiry and every timestamp; JWTs are checked against the real clock because
+        # the client signs them with the real clock.
+        self.clock_offset = timedelta(0)
+        self.now: Callable[[], datetime] = now or self._wall_clock
+
+        self.installations: dict[int, Installation] = {}
+        self.repos: dict[str, Repo] = {}  # lower-case full name → repo
+        self.runs: dict[int, Run] = {}
+        self.artifacts: dict[int, Artifact] = {}
+        self.comments: dict[int, Comment] = {}
+        self.check_runs: dict[int, CheckRun] = {}
+        self.deliveries: list[Delivery] = []
+        self.tokens: dict[str, Token] = {}
+        self.blobs: dict[str, Blob] = {}
+
+        self.requests: list[RecordedRequest] = []
+        self.storage_requests: list[StorageRequest] = []
+        self.unknown_routes: list[str] = []  # "METHOD /path"
+        self.reruns: list[int] = []  # run ids, one entry per POST …/rerun accepted
+        self.redeliveries: list[int] = []  # delivery ids, one per POST …/attempts accepted
+        self.foreign_comment_edits: list[int] = []  # ids of comments edited but not ours
+
+        self.latency = 0.0  # seconds slept before every API response
+        self._calls_per_installation: Counter[int] = Counter()  # for x-ratelimit-used
+        self._knobs: list[_Knob] = []
+        self._ids = itertools.count(10_001)
+        self._stable_ids: dict[str, int] = {}
+
+        methods = ["GET", "POST", "PATCH", "PUT", "DELETE"]
+        self.api_app = Starlette(routes=[Route("/{path:path}", self._serve_api, methods=methods)])
+        self.storage_app = Starlette(
+            routes=[Route("/{path:path}", self._serve_storage, methods=methods)]
+        )
+
+    # -- time and ids ---------------------------------------------------------------------------
+
+    def _wall_clock(self) -> datetime:
+        return datetime.now(UTC) + self.clock_offset
+
+    def advance(self, seconds: float) -> None:
+        """Move the fake's clock (when ``now`` is the default one)."""
+        self.clock_offset += timedelta(seconds=seconds)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def stable_id(self, key: str) -> int:
+        """The same id every time for the same user, label or foreign repository."""
+        if key not in self._stable_ids:
+            self._stable_ids[key] = self.next_id()
+        return self._stable_ids[key]
+
+    # -- building state ---------------------------------------------------------------------
+
+    def add_installation(
+        self,
+        installation_id: int,
+        account_login: str,
+        *,
+        account_type: str = "Organization",
+        permissions: Mapping[str, str] | None = None,
+    ) -> Installation:
+        installation = Installation(
+            id=installation_id,
+            account_login=account_login,
+            account_type=account_type,
+            permissions=dict(permissions or DEFAULT_PERMISSIONS),
+        )
+        self.installations[installation_id] = installation
+        return installation
+
+    def add_repo(
+        self,
+        full_name: str,
+        repo_id: int,
+        installation_id: int,
+        default_branch: str = "main",
+        files: Mapping[str, str | bytes] | None = None,
+        *,
+        private: bool = False,
+    ) -> Repo:
+        if installation_id not in self.installations:
+            raise KeyError(f"add_installation({installation_id}, …) first")
+        repo = Repo(
+            full_name=full_name,
+            id=repo_id,
+            installation_id=installation_id,
+            default_branch=default_branch,
+            private=private,
+            files=dict(files or {}),
+        )
+        self.repos[full_name.lower()] = repo
+        self._stable_ids[f"repo:{full_name.lower()}"] = repo_id
+        return repo
+
+    def repo(self, ref: Repo | str) -> Repo:
+        return ref if isinstance(ref, Repo) else self.repos[ref.lower()]
+
+    def add_collaborator(self, repo: Repo | str, login: str, role: str = "write") -> None:
+        if role not in _ROLE_TO_PERMISSION:
+            raise ValueError(f"unknown role {role!r}")
+        self.repo(repo).collaborators[login.lower()] = role
+
+    def add_issue(self, repo: Repo | str, number: int) -> None:
+        self.repo(repo).issues.add(number)
+
+    def add_pull(
+        self,
+        repo: Repo | str,
+        number: int,
+        head_sha: str,
+        head_ref: str,
+        head_repo_full_name: str | None = None,
+        head_repo_id: int | None = None,
+        state: str = "open",
+        labels: Sequence[str] = (),
+        *,
+        title: str = "Improve throughput",
+        user: str = "alice",
+        base_ref: str | None = None,
+        merged: bool = False,
+        draft: bool = False,
+    ) -> Pull:
+        base = self.repo(repo)
+        head_name = head_repo_full_name or base.full_name
+        pull = Pull(
+            repo=base.full_name,
+            number=number,
+            id=self.next_id(),
+            head_sha=head_sha,
+            head_ref=head_ref,
+            head_repo_full_name=head_name,
+            head_repo_id=head_repo_id or self.stable_id(f"repo:{head_name.lower()}"),
+            state=state,
+            labels=list(labels),
+            title=title,
+            user=user,
+            base_ref=base_ref or base.default_branch,
+            base_sha=_fake_sha(base.full_name, base_ref or base.default_branch),
+            merged=merged,
+            draft=draft,
+            created_at=self.now(),
+        )
+        base.pulls[number] = pull
+        return pull
+
+    def add_run(
+        self,
+        repo: Repo | str,
+        run_id: int,
+        head_sha: str,
+        head_branch: str,
+        head_repo: tuple[str, int] | None = None,
+        *,
+        event: str = "pull_request",
+        name: str = "net-perf",
+        path: str = ".github/workflows/net-perf.yml",
+        status: str = "completed",
+        conclusion: str | None = "success",
+        pull_requests: Sequence[Pull] | None = None,
+        run_attempt: int = 1,
+        actor: str | None = None,
+    ) -> Run:
+        """A workflow run; ``head_repo`` = (full_name, id) of a fork, None for the repo itself."""
+        base = self.repo(repo)
+        head_name, head_id = head_repo or (base.full_name, base.id)
+        moment = self.now()
+        run = Run(
+            repo=base.full_name,
+            id=run_id,
+            head_sha=head_sha,
+            head_branch=head_branch,
+            head_repo_full_name=head_name,
+            head_repo_id=head_id,
+            event=event,
+            name=name,
+            path=path,
+            status=status,
+            conclusion=conclusion,
+            run_attempt=run_attempt,
+            run_number=len(self.runs) + 1,
+            workflow_id=self.stable_id(f"workflow:{base.full_name}:{path}"),
+            check_suite_id=self.next_id(),
+            actor=actor or head_name.split("/")[0],
+            pull_requests=None if pull_requests is None else list(pull_requests),
+            created_at=moment,
+            updated_at=moment,
+        )
+        self.runs[run_id] = run
+        return run
+
+    def add_artifact(
+        self, repo: Repo | str, run: Run | int, name: str, zip_bytes: bytes, expired: bool = False
+    ) -> Artifact:
+        run_id = run.id if isinstance(run, Run) else run
+        artifact = Artifact(
+            id=self.next_id(),
+            repo=self.repo(repo).full_name,
+            run_id=run_id,
+            name=name,
+            data=zip_bytes,
+            expired=expired,
+            created_at=self.now(),
+        )
+        self.artifacts[artifact.id] = artifact
+        return artifact
+
+    def add_comment(
+        self,
+        repo: Repo | str,
+        number: int,
+        body: str,
+        login: str = "alice",
+        user_type: str = "User",
+        app_id: int | None = None,
+    ) -> Comment:
+        target = self.repo(repo)
+        if number not in target.pulls:
+            target.issues.add(number)
+        moment = self.now()
+        comment = Comment(
+            id=self.next_id(),
+            repo=target.full_name,
+            issue_number=number,
+            body=body,
+            user=login,
+            user_type=user_type,
+            app_id=app_id,
+            created_at=moment,
+            updated_at=moment,
+        )
+        self.comments[comment.id] = comment
+        return comment
+
+    def add_bot_comment(self, repo: Repo | str, number: int, body: str) -> Comment:
+        """A comment exactly as perfbot itself would have posted it."""
+        return self.add_comment(repo, number, body, self.bot_login, "Bot", self.app_id)
+
+    def delete_comment(self, comment_id: int) -> None:
+        self.comments[comment_id].deleted = True
+
+    def add_check_run(
+        self,
+        repo: Repo | str,
+        name: str,
+        head_sha: str,
+        *,
+        app_id: int | None = None,
+        status: str = "completed",
+        conclusion: str | None = "success",
+    ) -> CheckRun:
+        """A check run that already exists (by default perfbot's; another app's with app_id)."""
+        moment = self.now()
+        check = CheckRun(
+            id=self.next_id(),
+            repo=self.repo(repo).full_name,
+            name=name,
+            head_sha=head_sha,
+            status=status,
+            conclusion=conclusion,
+            app_id=app_id or self.app_id,
+            check_suite_id=self.next_id(),
+            started_at=moment,
+            completed_at=moment if status == "completed" else None,
+        )
+        self.check_runs[check.id] = check
+        return check
+
+    def add_delivery(
+        self,
+        event: str,
+        action: str | None = None,
+        *,
+        status_code: int = 200,
+        guid: str | None = None,
+        installation_id: int | None = None,
+        repository_id: int | None = None,
+        redelivery: bool = False,
+        delivered_at: datetime | None = None,
+    ) -> Delivery:
+        delivery = Delivery(
+            id=self.next_id(),
+            guid=guid or str(uuid.uuid4()),
+            event=event,
+            action=action,
+            status_code=status_code,
+            installation_id=installation_id,
+            repository_id=repository_id,
+            redelivery=redelivery,
+            delivered_at=delivered_at or self.now(),
+        )
+        self.deliveries.append(delivery)
+        return delivery
+
+    def issue_token(self, installation_id: int, repository_ids: Sequence[int] | None = None) -> str:
+        """An installation token, without the HTTP round-trip (for raw-httpx tests)."""
+        installation = self.installations[installation_id]
+        ids = None if repository_ids is None else frozenset(repository_ids)
+        return self._issue_token(installation, dict(installation.permissions), ids).value
+
+    def _issue_token(
+        self,
+        installation: Installation,
+        permissions: dict[str, str],
+        repository_ids: frozenset[int] | None,
+    ) -> Token:
+        token = Token(
+            value="ghs_" + secrets.token_urlsafe(27)[:36],
+            installation_id=installation.id,
+            expires_at=self.now() + TOKEN_LIFETIME,
+            permissions=permissions,
+            repository_ids=repository_ids,
+        )
+        self.tokens[token.value] = token
+        return token
+
+    # -- reading state -----------------------------------------------------------------------
+
+    @property
+    def bot_login(self) -> str:
+        return f"{self.app_slug}[bot]"
+
+    def comments_on(self, repo: Repo | str, number: int) -> list[Comment]:
+        """The live comments of an issue or PR, oldest first."""
+        name = self.repo(repo).full_name
+        found = [
+            c
+            for c in self.comments.values()
+            if c.repo == name and c.issue_number == number and not c.deleted
+        ]
+        return sorted(found, key=lambda c: c.id)
+
+    def bot_comments(self, repo: Repo | str, number: int) -> list[Comment]:
+        """The live comments that perfbot (this app id) authored, oldest first."""
+        return [c for c in self.comments_on(repo, number) if c.app_id == self.app_id]
+
+    def check_runs_for(self, repo: Repo | str, head_sha: str) -> list[CheckRun]:
+        name = self.repo(repo).full_name
+        found = (c for c in self.check_runs.values() if c.repo == name and c.head_sha == head_sha)
+        return sorted(found, key=lambda c: c.id)
+
+    def write_calls(self) -> list[RecordedRequest]:
+        """Non-GET API requests, without the token exchange."""
+        return [
+            r
+            for r in self.requests
+            if r.method not in ("GET", "HEAD") and not _is_token_path(r.path)
+        ]
+
+    def rate_limited_calls(self) -> list[RecordedRequest]:
+        """API requests that count against the installation's limit (not token creation)."""
+        return [r for r in self.requests if not _is_token_path(r.path)]
+
+    # -- failure knobs -----------------------------------------------------------------------
+
+    def fail_next(self, count: int = 1, status: int = 502, path_contains: str = "") -> None:
+        """Answer the next ``count`` matching requests with ``status``.
+
+        An empty ``path_contains`` matches perfbot's API calls (not token creation, not the
+        storage); name "access_tokens" or "/blobs/" to aim at those.
+        """
+        knob = _Knob(kind="fail", remaining=count, path_contains=path_contains, status=status)
+        self._knobs.append(knob)
+
+    def secondary_rate_limit_next(
+        self, count: int = 1, retry_after: int = 1, path_contains: str = ""
+    ) -> None:
+        """403 with ``retry-after`` and GitHub's secondary-limit message, ``count`` times."""
+        knob = _Knob(
+            kind="secondary", remaining=count, path_contains=path_contains, retry_after=retry_after
+        )
+        self._knobs.append(knob)
+
+    def hang_next(self, count: int, seconds: float, path_contains: str = "") -> None:
+        """Sleep ``seconds`` before answering the next ``count`` matching requests."""
+        self._knobs.append(
+            _Knob(kind="hang", remaining=count, path_contains=path_contains, seconds=seconds)
+        )
+
+    def _take_knob(self, kind: str, path: str) -> _Knob | None:
+        for knob in self._knobs:
+            if knob.kind == kind and knob.remaining > 0 and knob.matches(path):
+                knob.remaining -= 1
+                return knob
+        return None
+
+    async def _delay(self, path: str, *, api: bool) -> None:
+        if api and self.latency > 0:
+            await asyncio.sleep(self.latency)
+        if (hang := self._take_knob("hang", path)) is not None:
+            await asyncio.sleep(hang.seconds)
+
+    def _injected_failure(self, path: str) -> Response | None:
+        if (knob := self._take_knob("secondary", path)) is not None:
+            return _error_json(
+                403,
+                _SECONDARY_LIMIT_MESSAGE,
+                headers={"retry-after": str(knob.retry_after), "x-ratelimit-remaining": "4990"},
+                documentation_url=f"{DOCS}/overview/rate-limits-for-the-rest-api"
+                "#about-secondary-rate-limits",
+            )
+        if (knob := self._take_knob("fail", path)) is not None:
+            phrase = HTTPStatus(knob.status).phrase
+            return _error_json(knob.status, f"{phrase} (injected by the fake)")
+        return None
+
+    # -- webhook payloads ------------------------------------------------------------------------
+
+    def webhook_payload_workflow_run(self, run: Run, action: str = "completed") -> Json:
+        """The ``workflow_run`` delivery GitHub would send to the App for ``run``."""
+        return _workflow_run_event(self, run, action)
+
+    def webhook_payload_issue_comment(
+        self, comment: Comment, action: str = "created", sender: str | None = None
+    ) -> Json:
+        """The ``issue_comment`` delivery for ``comment`` (with ``issue.pull_request`` on PRs)."""
+        return _issue_comment_event(self, comment, action, sender or comment.user)
+
+    def webhook_payload_check_run(
+        self,
+        check_run: CheckRun,
+        action: str = "rerequested",
+        sender: str = "alice",
+        requested_action: str | None = None,
+    ) -> Json:
+        """The ``check_run`` delivery (``rerequested`` when someone clicks "Re-run")."""
+        return _check_run_event(self, check_run, action, sender, requested_action)
+
+    def webhook_headers(
+        self, event: str, body: bytes, secret: str, delivery: str | None = None
+    ) -> dict[str, str]:
+        """The headers of a signed delivery of ``body``, as GitHub sends them to the App."""
+        sha256 = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+        sha1 = hmac.new(secret.encode(), body, hashlib.sha1).hexdigest()
+        return {
+            "Content-Type": "application/json",
+            "User-Agent": "GitHub-Hookshot/fake",
+            "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+            "X-GitHub-Hook-ID": str(self.stable_id("hook")),
+            "X-GitHub-Hook-Installation-Target-Type": "integration",
+            "X-GitHub-Hook-Installation-Target-ID": str(self.app_id),
+            "X-Hub-Signature-256": f"sha256={sha256}",
+            "X-Hub-Signature": f"sha1={sha1}",
+        }
+
+    # -- serving -----------------------------------------------------------------------------
+
+    def transport(self) -> FakeTransport:
+        """An httpx transport that answers ``api_url`` and ``storage_url`` in-process."""
+        return FakeTransport(self)
+
+    def _identify(self, header: str | None) -> _Credential:
+        """Which valid credential the Authorization header carries (no side effects)."""
+        if not header:
+            return _Credential(None, None, "Requires authentication")
+        scheme, _, value = header.partition(" ")
+        scheme, value = scheme.lower(), value.strip()
+        if scheme not in ("bearer", "token") or not value:
+            return _Credential(None, None, "Bad credentials")
+        if scheme == "bearer" and value.count(".") == 2:
+            problem = self._jwt_problem(value)
+            return _Credential(None if problem else "jwt", None, problem or "")
+        token = self.tokens.get(value)
+        if token is None or token.expires_at <= self.now():
+            return _Credential(None, None, "Bad credentials")
+        return _Credential("token", token, "")
+
+    def _jwt_problem(self, raw: str) -> str | None:
+        """Why GitHub would refuse this App JWT, or None. Uses the real clock (see __init__)."""
+        try:
+            claims = jwt.decode(
+                raw,
+                self.public_key_pem,
+                algorithms=["RS256"],
+                issuer=str(self.app_id),
+                options={"require": ["iat", "exp", "iss"]},
+            )
+        except jwt.ExpiredSignatureError:
+            return (
+                "'Expiration time' claim ('exp') must be a numeric value representing the "
+                "future time at which the assertion expires"
+            )
+        except jwt.InvalidIssuerError:
+            return "'Issuer' claim ('iss') must be the App's id"
+        except jwt.PyJWTError:
+            return "A JSON web token could not be decoded"
+        if int(claims["exp"]) > time.time() + 600 + 30:
+            return "'Expiration time' claim ('exp') is too far in the future"
+        return None
+
+    async def _serve_api(self, request: Request) -> Response:
+        started = time.perf_counter()
+        raw = await request.body()
+        credential = self._identify(request.headers.get("authorization"))
+        record = RecordedRequest(
+            method=request.method,
+            path=request.url.path,
+            query=dict(request.query_params),
+            status=0,
+            auth=credential.kind,
+            duration=0.0,
+            installation_id=credential.token.installation_id if credential.token else None,
+            body=_recorded_body(raw),
+        )
+        self.requests.append(record)
+        if record.installation_id is not None and not _is_token_path(record.path):
+            self._calls_per_installation[record.installation_id] += 1
+        try:
+            response = await self._answer(request, raw, credential)
+        finally:
+            record.duration = time.perf_counter() - started
+        record.status = response.status_code
+        return response
+
+    async def _answer(self, request: Request, raw: bytes, credential: _Credential) -> Response:
+        path = request.url.path
+        await self._delay(path, api=True)
+        if (injected := self._injected_failure(path)) is not None:
+            return injected
+        route, params = _match(request.method, path)
+        if route is None:
+            self.unknown_routes.append(f"{request.method} {path}")
+            return _error_json(501, f"fake GitHub does not implement {request.method} {path}")
+        try:
+            call = self._authorize(route, params, request, raw, credential)
+            response = route.handler(call)
+        except _HttpError as error:
+            response = error.response()
+        self._decorate(response, request, route, credential)
+        return response
+
+    def _authorize(
+        self,
+        route: _Route,
+        params: dict[str, str],
+        request: Request,
+        raw: bytes,
+        credential: _Credential,
+    ) -> _Call:
+        version = request.headers.get("x-github-api-version", "2022-11-28")
+        if version not in SUPPORTED_API_VERSIONS:
+            raise _HttpError(400, f"Unsupported 'X-GitHub-Api-Version': '{version}'")
+        body = _parse_body(raw)
+        if route.auth == "jwt":
+            if credential.kind != "jwt":
+                raise _HttpError(401, credential.problem or "A JSON web token could not be decoded")
+            return _Call(self, request, params, body, None, None)
+        if credential.token is None:
+            raise _HttpError(
+                401, credential.problem or "This route needs an installation token, not a JWT"
+            )
+        repo = self._visible_repo(params, credential.token)
+        if not credential.token.allows(route.permissions, route.level):
+            raise _HttpError(403, "Resource not accessible by integration")
+        return _Call(self, request, params, body, credential.token, repo)
+
+    def _visible_repo(self, params: Mapping[str, str], token: Token) -> Repo:
+        """The repository of the URL, or 404 as GitHub answers for one the token cannot see."""
+        repo = self.repos.get(f"{params['owner']}/{params['repo']}".lower())
+        if (
+            repo is None
+            or repo.installation_id != token.installation_id
+            or (token.repository_ids is not None and repo.id not in token.repository_ids)
+        ):
+            raise _HttpError(404, "Not Found")
+        return repo
+
+    def _decorate(
+        self, response: Response, request: Request, route: _Route, credential: _Credential
+    ) -> None:
+        headers = response.headers
+        headers["x-github-request-id"] = f"FAKE:{len(self.requests):06d}"
+        headers["x-github-api-version-selected"] = request.headers.get(
+            "x-github-api-version", "2022-11-28"
+        )
+        if route.permissions:
+            # GitHub's format: "; " between alternatives, "," inside one set.
+            headers["x-accepted-github-permissions"] = "; ".join(
+                f"{name}={route.level}" for name in route.permissions
+            )
+        if credential.token is not None:
+            used = self._calls_per_installation[credential.token.installation_id]
+            reset = int(self.now().timestamp()) + 3600
+            headers["x-ratelimit-limit"] = "5000"
+            headers["x-ratelimit-used"] = str(used)
+            headers["x-ratelimit-remaining"] = str(max(0, 5000 - used))
+            headers["x-ratelimit-reset"] = str(reset)
+            headers["x-ratelimit-resource"] = "core"
+
+    async def _serve_storage(self, request: Request) -> Response:
+        record = StorageRequest(
+            method=request.method,
+            path=request.url.path,
+            headers={key.lower(): value for key, value in request.headers.items()},
+            status=0,
+        )
+        self.storage_requests.append(record)
+        await self._delay(request.url.path, api=False)
+        response = self._injected_failure(request.url.path) or self._blob_response(request)
+        record.status = response.status_code
+        return response
+
+    def _blob_response(self, request: Request) -> Response:
+        match = re.fullmatch(r"/blobs/([A-Za-z0-9_-]+)", request.url.path)
+        if request.method != "GET" or match is None:
+            return Response("BlobNotFound", status_code=404, media_type="text/plain")
+        if "authorization" in request.headers:
+            # The URL is already signed; a signed-URL store refuses a second credential, and
+            # a GitHub token has no business leaving api.github.com anyway.
+            return Response(
+                "InvalidAuthenticationInfo: signed URL used with an Authorization header",
+                status_code=400,
+                media_type="text/plain",
+            )
+        blob = self.blobs.get(match.group(1))
+        if blob is None:
+            return Response("BlobNotFound", status_code=404, media_type="text/plain")
+        if blob.expires_at <= self.now():
+            return Response(
+                "AuthenticationFailed: signed expiry time has passed",
+                status_code=403,
+                media_type="text/plain",
+            )
+        artifact = self.artifacts.get(blob.artifact_id)
+        filename = f"{artifact.name if artifact else 'artifact'}.zip"
+        return Response(
+            blob.data,
+            media_type="application/zip",
+            headers={"content-disposition": f"attachment; filename={filename}"},
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP plumbing
+
+
+@dataclass(frozen=True)
+class _Credential:
+    kind: AuthKind | None
+    token: Token | None
+    problem: str  # the 401 message when kind is None
+
+
+@dataclass(frozen=True)
+class _Call:
+    """What a route handler needs: the fake, the request and its checked parts."""
+
+    fake: FakeGitHub
+    request: Request
+    params: dict[str, str]
+    body: Any
+    token: Token | None
+    repo_or_none: Repo | None
+
+    @property
+    def repo(self) -> Repo:
+        assert self.repo_or_none is not None, "a /repos route always resolves its repository"
+        return self.repo_or_none
+
+    @property
+    def query(self) -> Mapping[str, str]:
+        return self.request.query_params
+
+    def int_param(self, name: str) -> int:
+        return int(self.params[name])
+
+
+class _HttpError(Exception):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        errors: list[Json] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.errors = errors
+        self.headers = dict(headers or {})
+
+    def response(self) -> Response:
+        return _error_json(self.status, self.message, errors=self.errors, headers=self.headers)
+
+
+def _invalid(resource: str, field_name: str, message: str) -> _HttpError:
+    """GitHub's 422 shape: "Validation Failed" with one error naming the field."""
+    error = {"resource": resource, "code": "unprocessable", "field": field_name, "message": message}
+    return _HttpError(422, "Validation Failed", errors=[error])
+
+
+def _json(content: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse(content, status_code=status, headers=dict(headers or {}))
+
+
+def _error_json(
+    status: int,
+    message: str,
+    *,
+    errors: list[Json] | None = None,
+    headers: Mapping[str, str] | None = None,
+    documentation_url: str = DOCS,
+) -> Response:
+    content: Json = {"message": message, "documentation_url": documentation_url}
+    if errors is not None:
+        content["errors"] = errors
+    content["status"] = str(status)
+    return _json(content, status, headers)
+
+
+def _parse_body(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as error:
+        raise _HttpError(400, "Problems parsing JSON") from error
+
+
+def _recorded_body(raw: bytes) -> Any:
+    """The body for the request log: its JSON, or its text when it is not JSON."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _body_dict(call: _Call) -> Json:
+    if call.body is None:
+        return {}
+    if not isinstance(call.body, dict):
+        raise _HttpError(400, "Problems parsing JSON")
+    return cast(Json, call.body)
+
+
+def _int_query(call: _Call, name: str, default: int, low: int, high: int | None) -> int:
+    text = call.query.get(name)
+    if text is None:
+        return default
+    if not text.isdigit():
+        raise _HttpError(422, f"Invalid value for '{name}': {text!r}")
+    value = max(low, int(text))
+    return value if high is None else min(high, value)
+
+
+def _paginate(call: _Call, items: Sequence[T]) -> tuple[list[T], dict[str, str]]:
+    """One page of ``items`` and the ``Link`` header GitHub would send with it."""
+    per_page = _int_query(call, "per_page", 30, 1, 100)
+    page = _int_query(call, "page", 1, 1, None)
+    last = max(1, math.ceil(len(items) / per_page))
+    url = call.request.url
+    links: list[str] = []
+    if page > 1:
+        links.append(f'<{url.include_query_params(page=min(page - 1, last))}>; rel="prev"')
+    if page < last:
+        links.append(f'<{url.include_query_params(page=page + 1)}>; rel="next"')
+        links.append(f'<{url.include_query_params(page=last)}>; rel="last"')
+    if page > 1:
+        links.append(f'<{url.include_query_params(page=1)}>; rel="first"')
+    chunk = list(items[(page - 1) * per_page : page * per_page])
+    return chunk, ({"link": ", ".join(links)} if links else {})
+
+
+Handler = Callable[[_Call], Response]
+
+
+@dataclass(frozen=True)
+class _Route:
+    method: str
+    pattern: re.Pattern[str]
+    handler: Handler
+    auth: AuthKind
+    permissions: tuple[str, ...]  # any one of them suffices
+    level: str
+
+
+_PARAM_PATTERNS: Final = {None: "[^/]+", "int": "[0-9]+", "path": ".+"}
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    """``/repos/{owner}/{repo}/pulls/{number:int}`` → an anchored regex with named groups."""
+    parts = re.split(r"\{(\w+)(?::(int|path))?\}", template)
+    regex = re.escape(parts[0])
+    for index in range(1, len(parts), 3):
+        name, kind, literal = parts[index], parts[index + 1], parts[index + 2]
+        regex += f"(?P<{name}>{_PARAM_PATTERNS[kind]})" + re.escape(literal)
+    return re.compile(regex)
+
+
+def _route(
+    method: str,
+    template: str,
+    handler: Handler,
+    *permissions: str,
+    level: str = "read",
+) -> _Route:
+    auth: AuthKind = "jwt" if template.startswith("/app") else "token"
+    return _Route(method, _compile(template), handler, auth, permissions, level)
+
+
+def _match(method: str, path: str) -> tuple[_Route | None, dict[str, str]]:
+    for route in _ROUTES:
+        if route.method == method and (found := route.pattern.fullmatch(path)):
+            return route, found.groupdict()
+    return None, {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering: state → the JSON GitHub would send
+
+
+def _user_json(fake: FakeGitHub, login: str, user_type: str = "User") -> Json:
+    replacements = {"https://api.github.com": fake.api_url, "Codertocat": quote(login, safe="")}
+    user = cast(Json, _rewritten(_USER_TEMPLATE, replacements))
+    user_id = fake.stable_id(f"user:{login.lower()}")
+    user.update(
+        login=login,
+        id=user_id,
+        node_id=_node_id("U", user_id),
+        avatar_url=f"https://avatars.githubusercontent.com/u/{user_id}?v=4",
+        type=user_type,
+        site_admin=False,
+    )
+    return user
+
+
+def _owner_type(fake: FakeGitHub, login: str) -> str:
+    for installation in fake.installations.values():
+        if installation.account_login.lower() == login.lower():
+            return installation.account_type
+    return "User"
+
+
+def _repo_json(
+    fake: FakeGitHub,
+    full_name: str,
+    repo_id: int,
+    *,
+    private: bool = False,
+    default_branch: str = "main",
+    fork: bool = False,
+) -> Json:
+    """A full repository object (valid as Repository and as MinimalRepository)."""
+    repo = cast(
+        Json,
+        _rewritten(
+            _REPO_TEMPLATE,
+            {"https://api.github.com": fake.api_url, "octo-org/octo-repo": full_name},
+        ),
+    )
+    owner, name = full_name.split("/")
+    repo.update(
+        id=repo_id,
+        node_id=_node_id("R", repo_id),
+        name=name,
+        full_name=full_name,
+        private=private,
+        visibility="private" if private else "public",
+        fork=fork,
+        default_branch=default_branch,
+        master_branch=default_branch,
+        owner=_user_json(fake, owner, _owner_type(fake, owner)),
+        description=None,
+    )
+    return repo
+
+
+def _known_repo_json(fake: FakeGitHub, repo: Repo) -> Json:
+    return _repo_json(
+        fake, repo.full_name, repo.id, private=repo.private, default_branch=repo.default_branch
+    )
+
+
+def _head_repo_json(fake: FakeGitHub, base: Repo, full_name: str, repo_id: int) -> Json:
+    if full_name.lower() == base.full_name.lower():
+        return _known_repo_json(fake, base)
+    known = fake.repos.get(full_name.lower())
+    if known is not None:
+        return _known_repo_json(fake, known)
+    return _repo_json(fake, full_name, repo_id, default_branch=base.default_branch, fork=True)
+
+
+def _app_json(fake: FakeGitHub, app_id: int | None = None, slug: str | None = None) -> Json:
+    """The Integration object of this App (or of another one, for foreign bot comments)."""
+    app = copy.deepcopy(_APP_TEMPLATE)
+    app_id = app_id or fake.app_id
+    slug = slug or (fake.app_slug if app_id == fake.app_id else f"app-{app_id}")
+    moment = _iso(datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
+    app.update(
+        id=app_id,
+        slug=slug,
+        client_id=f"Iv1.{_fake_sha(app_id)[:16]}",
+        node_id=_node_id("A", app_id),
+        owner=_user_json(fake, "perfbot-dev", "Organization"),
+        name=slug.replace("-", " ").title(),
+        description="Network-performance comparisons on pull requests (fake)",
+        external_url="https://perfbot.example",
+        html_url=f"https://github.com/apps/{slug}",
+        created_at=moment,
+        updated_at=moment,
+        permissions=dict(DEFAULT_PERMISSIONS),
+        events=["check_run", "issue_comment", "pull_request", "workflow_run"],
+        installations_count=len(fake.installations),
+    )
+    return app
+
+
+def _label_json(fake: FakeGitHub, repo: str, name: str) -> Json:
+    label_id = fake.stable_id(f"label:{repo.lower()}:{name}")
+    return {
+        "id": label_id,
+        "node_id": _node_id("LA", label_id),
+        "url": f"{fake.api_url}/repos/{repo}/labels/{quote(name)}",
+        "name": name,
+        "description": None,
+        "color": "ededed",
+        "default": False,
+        "archived_by": None,  # required (and always null) in the 2026-03-10 schema
+    }
+
+
+def _pull_side_json(
+    fake: FakeGitHub, base: Repo, ref: str, sha: str, full_name: str, repo_id: int
+) -> Json:
+    owner = full_name.split("/", maxsplit=1)[0]
+    return {
+        "label": f"{owner}:{ref}",
+        "ref": ref,
+        "sha": sha,
+        "user": _user_json(fake, owner, _owner_type(fake, owner)),
+        "repo": _head_repo_json(fake, base, full_name, repo_id),
+    }
+
+
+_SIMPLE_PULL_OMITS: Final = (
+    "merged",
+    "mergeable",
+    "rebaseable",
+    "mergeable_state",
+    "merged_by",
+    "comments",
+    "review_comments",
+    "maintainer_can_modify",
+    "commits",
+    "additions",
+    "deletions",
+    "changed_files",
+)
+
+
+def _pull_json(fake: FakeGitHub, pull: Pull, *, simple: bool = False) -> Json:
+    """PullRequest, or PullRequestSimple (the list form) with ``simple``."""
+    base = fake.repo(pull.repo)
+    api = f"{fake.api_url}/repos/{base.full_name}"
+    html = f"https://github.com/{base.full_name}/pull/{pull.number}"
+    obj = copy.deepcopy(_PULL_TEMPLATE)
+    closed = pull.state == "closed"
+    stamp = _iso(pull.created_at)
+    obj.update(
+        url=f"{api}/pulls/{pull.number}",
+        id=pull.id,
+        node_id=_node_id("PR", pull.id),
+        html_url=html,
+        diff_url=f"{html}.diff",
+        patch_url=f"{html}.patch",
+        issue_url=f"{api}/issues/{pull.number}",
+        number=pull.number,
+        state=pull.state,
+        title=pull.title,
+        user=_user_json(fake, pull.user),
+        body="",
+        created_at=stamp,
+        updated_at=stamp,
+        closed_at=stamp if closed else None,
+        merged_at=stamp if pull.merged else None,
+        merge_commit_sha=_fake_sha("merge", pull.id),
+        assignee=None,
+        assignees=[],
+        requested_reviewers=[],
+        labels=[_label_json(fake, base.full_name, name) for name in pull.labels],
+        commits_url=f"{api}/pulls/{pull.number}/commits",
+        review_comments_url=f"{api}/pulls/{pull.number}/comments",
+        review_comment_url=f"{api}/pulls/comments{{/number}}",
+        comments_url=f"{api}/issues/{pull.number}/comments",
+        statuses_url=f"{api}/statuses/{pull.head_sha}",
+        head=_pull_side_json(
+            fake, base, pull.head_ref, pull.head_sha, pull.head_repo_full_name, pull.head_repo_id
+        ),
+        base=_pull_side_json(fake, base, pull.base_ref, pull.base_sha, base.full_name, base.id),
+        author_association="CONTRIBUTOR" if pull.is_fork else "MEMBER",
+        draft=pull.draft,
+        merged=pull.merged,
+        comments=len(fake.comments_on(base, pull.number)),
+    )
+    obj["_links"] = {
+        "self": {"href": f"{api}/pulls/{pull.number}"},
+        "html": {"href": html},
+        "issue": {"href": f"{api}/issues/{pull.number}"},
+        "comments": {"href": f"{api}/issues/{pull.number}/comments"},
+        "review_comments": {"href": f"{api}/pulls/{pull.number}/comments"},
+        "review_comment": {"href": f"{api}/pulls/comments{{/number}}"},
+        "commits": {"href": f"{api}/pulls/{pull.number}/commits"},
+        "statuses": {"href": f"{api}/statuses/{pull.head_sha}"},
+    }
+    if simple:
+        for key in _SIMPLE_PULL_OMITS:
+            obj.pop(key, None)
+    return obj
+
+
+def _pull_minimal_json(fake: FakeGitHub, pull: Pull) -> Json:
+    """The short PR form of ``workflow_run.pull_requests`` and ``check_run.pull_requests``."""
+    base = fake.repo(pull.repo)
+
+    def side(ref: str, sha: str, full_name: str, repo_id: int) -> Json:
+        url = f"{fake.api_url}/repos/{full_name}"
+        repo = {"id": repo_id, "url": url, "name": full_name.split("/")[1]}
+        return {"ref": ref, "sha": sha, "repo": repo}
+
+    return {
+        "url": f"{fake.api_url}/repos/{base.full_name}/pulls/{pull.number}",
+        "id": pull.id,
+        "number": pull.number,
+        "head": side(pull.head_ref, pull.head_sha, pull.head_repo_full_name, pull.head_repo_id),
+        "base": side(pull.base_ref, pull.base_sha, base.full_name, base.id),
+    }
+
+
+def _run_pull_requests(fake: FakeGitHub, run: Run) -> list[Pull]:
+    if run.pull_requests is not None:
+        return run.pull_requests
+    if run.is_fork:
+        return []  # GitHub leaves it empty for fork PRs (actions/runner#3444)
+    return [
+        p
+        for p in fake.repo(run.repo).pulls.values()
+        if p.state == "open"
+        and not p.is_fork
+        and (p.head_sha == run.head_sha or p.head_ref == run.head_branch)
+    ]
+
+
+def _run_json(fake: FakeGitHub, run: Run) -> Json:
+    base = fake.repo(run.repo)
+    api = f"{fake.api_url}/repos/{base.full_name}"
+    url = f"{api}/actions/runs/{run.id}"
+    obj = copy.deepcopy(_RUN_TEMPLATE)
+    obj.update(
+        id=run.id,
+        name=run.name,
+        node_id=_node_id("WFR", run.id),
+        head_branch=run.head_branch,
+        head_sha=run.head_sha,
+        path=run.path,
+        display_title=run.display_title,
+        run_number=run.run_number,
+        event=run.event,
+        status=run.status,
+        conclusion=run.conclusion,
+        workflow_id=run.workflow_id,
+        check_suite_id=run.check_suite_id,
+        check_suite_node_id=_node_id("CS", run.check_suite_id),
+        url=url,
+        html_url=f"https://github.com/{base.full_name}/actions/runs/{run.id}",
+        pull_requests=[_pull_minimal_json(fake, p) for p in _run_pull_requests(fake, run)],
+        created_at=_iso(run.created_at),
+        updated_at=_iso(run.updated_at),
+        actor=_user_json(fake, run.actor),
+        triggering_actor=_user_json(fake, run.actor),
+        run_attempt=run.run_attempt,
+        run_started_at=_iso(run.updated_at),
+        jobs_url=f"{url}/jobs",
+        logs_url=f"{url}/logs",
+        check_suite_url=f"{api}/check-suites/{run.check_suite_id}",
+        artifacts_url=f"{url}/artifacts",
+        cancel_url=f"{url}/cancel",
+        rerun_url=f"{url}/rerun",
+        previous_attempt_url=(
+            f"{url}/attempts/{run.run_attempt - 1}" if run.run_attempt > 1 else None
+        ),
+        workflow_url=f"{api}/actions/workflows/{run.workflow_id}",
+        repository=_known_repo_json(fake, base),
+        head_repository=_head_repo_json(fake, base, run.head_repo_full_name, run.head_repo_id),
+    )
+    obj["head_commit"].update(
+        id=run.head_sha, tree_id=_fake_sha("tree", run.head_sha), message=run.display_title
+    )
+    return obj
+
+
+def _artifact_json(fake: FakeGitHub, artifact: Artifact) -> Json:
+    run = fake.runs.get(artifact.run_id)
+    url = f"{fake.api_url}/repos/{artifact.repo}/actions/artifacts/{artifact.id}"
+    expires = artifact.created_at + ARTIFACT_RETENTION
+    if artifact.expired:
+        expires = min(expires, fake.now() - timedelta(seconds=1))
+    obj = copy.deepcopy(_ARTIFACT_TEMPLATE)
+    obj.update(
+        id=artifact.id,
+        node_id=_node_id("AR", artifact.id),
+        name=artifact.name,
+        size_in_bytes=len(artifact.data),
+        url=url,
+        archive_download_url=f"{url}/zip",
+        expired=artifact.expired,
+        digest=artifact.digest,
+        created_at=_iso(artifact.created_at),
+        updated_at=_iso(artifact.created_at),
+        expires_at=_iso(expires),
+        workflow_run=None
+        if run is None
+        else {
+            "id": run.id,
+            "repository_id": fake.repo(run.repo).id,
+            "head_repository_id": run.head_repo_id,
+            "head_branch": run.head_branch,
+            "head_sha": run.head_sha,
+        },
+    )
+    return obj
+
+
+def _author_association(fake: FakeGitHub, comment: Comment) -> str:
+    repo = fake.repo(comment.repo)
+    if comment.user_type == "Bot":
+        return "NONE"
+    if comment.user.lower() == repo.owner.lower():
+        return "OWNER"
+    if comment.user.lower() in repo.collaborators:
+        return "COLLABORATOR"
+    return "CONTRIBUTOR"
+
+
+def _reaction_counts(comment: Comment, url: str) -> Json:
+    counts: Json = {"url": f"{url}/reactions", "total_count": len(comment.reactions)}
+    for content in _REACTIONS:
+        counts[content] = sum(1 for r in comment.reactions if r.content == content)
+    return counts
+
+
+def _comment_json(fake: FakeGitHub, comment: Comment) -> Json:
+    repo = fake.repo(comment.repo)
+    kind = "pull" if comment.issue_number in repo.pulls else "issues"
+    url = f"{fake.api_url}/repos/{repo.full_name}/issues/comments/{comment.id}"
+    app = None
+    if comment.app_id is not None:
+        app = _app_json(fake, comment.app_id, comment.user.removesuffix("[bot]"))
+    obj = copy.deepcopy(_COMMENT_TEMPLATE)
+    obj.update(
+        url=url,
+        html_url=f"https://github.com/{repo.full_name}/{kind}/{comment.issue_number}"
+        f"#issuecomment-{comment.id}",
+        issue_url=f"{fake.api_url}/repos/{repo.full_name}/issues/{comment.issue_number}",
+        id=comment.id,
+        node_id=_node_id("IC", comment.id),
+        user=_user_json(fake, comment.user, comment.user_type),
+        created_at=_iso(comment.created_at),
+        updated_at=_iso(comment.updated_at),
+        author_association=_author_association(fake, comment),
+        performed_via_github_app=app,
+        body=comment.body,
+        reactions=_reaction_counts(comment, url),
+    )
+    return obj
+
+
+def _reaction_json(fake: FakeGitHub, reaction: Reaction) -> Json:
+    user_type = "Bot" if reaction.user.endswith("[bot]") else "User"
+    return {
+        "id": reaction.id,
+        "node_id": _node_id("REA", reaction.id),
+        "user": _user_json(fake, reaction.user, user_type),
+        "content": reaction.content,
+        "created_at": _iso(reaction.created_at),
+    }
+
+
+def _check_run_json(fake: FakeGitHub, check: CheckRun) -> Json:
+    api = f"{fake.api_url}/repos/{check.repo}"
+    url = f"{api}/check-runs/{check.id}"
+    obj = copy.deepcopy(_CHECK_RUN_TEMPLATE)
+    repo = fake.repo(check.repo)
+    pulls = [
+        _pull_minimal_json(fake, p)
+        for p in repo.pulls.values()
+        if p.head_sha == check.head_sha and p.state == "open" and not p.is_fork
+    ]
+    obj.update(
+        id=check.id,
+        head_sha=check.head_sha,
+        node_id=_node_id("CR", check.id),
+        external_id=check.external_id,
+        url=url,
+        html_url=f"https://github.com/{check.repo}/runs/{check.id}",
+        details_url=check.details_url or f"https://github.com/{check.repo}/runs/{check.id}",
+        status=check.status,
+        conclusion=check.conclusion,
+        started_at=_iso(check.started_at) if check.started_at else None,
+        completed_at=_iso(check.completed_at) if check.completed_at else None,
+        output={
+            "title": check.output.get("title"),
+            "summary": check.output.get("summary"),
+            "text": check.output.get("text"),
+            "annotations_count": 0,
+            "annotations_url": f"{url}/annotations",
+        },
+        name=check.name,
+        check_suite={"id": check.check_suite_id},
+        app=_app_json(fake, check.app_id),
+        pull_requests=pulls,
+    )
+    return obj
+
+
+def _delivery_json(delivery: Delivery) -> Json:
+    return {
+        "id": delivery.id,
+        "guid": delivery.guid,
+        "delivered_at": _iso(delivery.delivered_at),
+        "redelivery": delivery.redelivery,
+        "duration": delivery.duration,
+        "status": delivery.status,
+        "status_code": delivery.status_code,
+        "event": delivery.event,
+        "action": delivery.action,
+        "installation_id": delivery.installation_id,
+        "repository_id": delivery.repository_id,
+        "throttled_at": None,
+    }
+
+
+def _content_links(fake: FakeGitHub, repo: Repo, path: str, ref: str, sha: str) -> Json:
+    api = f"{fake.api_url}/repos/{repo.full_name}"
+    return {
+        "url": f"{api}/contents/{quote(path)}?ref={quote(ref)}",
+        "git_url": f"{api}/git/blobs/{sha}",
+        "html_url": f"https://github.com/{repo.full_name}/blob/{ref}/{quote(path)}",
+    }
+
+
+def _content_file_json(fake: FakeGitHub, repo: Repo, path: str, ref: str, data: bytes) -> Json:
+    sha = _git_blob_sha(data)
+    links = _content_links(fake, repo, path, ref, sha)
+    encoded = base64.b64encode(data).decode()
+    # GitHub wraps the base64 text at 60 columns with "\n"; clients must tolerate it.
+    wrapped = "\n".join(encoded[i : i + 60] for i in range(0, len(encoded), 60)) + "\n"
+    return {
+        "type": "file",
+        "encoding": "base64",
+        "size": len(data),
+        "name": path.rsplit("/", 1)[-1],
+        "path": path,
+        "content": wrapped,
+        "sha": sha,
+        **links,
+        "download_url": f"https://raw.githubusercontent.com/{repo.full_name}/{ref}/{path}",
+        "_links": {"self": links["url"], "git": links["git_url"], "html": links["html_url"]},
+    }
+
+
+def _content_dir_json(
+    fake: FakeGitHub, repo: Repo, path: str, ref: str, files: Mapping[str, bytes]
+) -> list[Json]:
+    prefix = f"{path}/" if path else ""
+    entries: dict[str, Json] = {}
+    for name, data in sorted(files.items()):
+        if not name.startswith(prefix):
+            continue
+        child, _, rest = name[len(prefix) :].partition("/")
+        child_path = prefix + child
+        if child_path in entries:
+            continue
+        sha = _git_blob_sha(data) if not rest else _fake_sha("tree", child_path)
+        links = _content_links(fake, repo, child_path, ref, sha)
+        entries[child_path] = {
+            "type": "dir" if rest else "file",
+            "size": 0 if rest else len(data),
+            "name": child,
+            "path": child_path,
+            "sha": sha,
+            **links,
+            "download_url": None if rest else links["html_url"],
+            "_links": {"self": links["url"], "git": links["git_url"], "html": links["html_url"]},
+        }
+    return list(entries.values())
+
+
+def _collaborator_json(fake: FakeGitHub, login: str, role: str) -> Json:
+    level = _LEVELS[_ROLE_TO_PERMISSION[role]]
+    user = _user_json(fake, login)
+    user["permissions"] = {
+        "pull": level >= 1,
+        "triage": role in ("triage", "write", "maintain", "admin"),
+        "push": level >= 2,
+        "maintain": role in ("maintain", "admin"),
+        "admin": role == "admin",
+    }
+    user["role_name"] = role
+    return user
+
+
+# ---------------------------------------------------------------------------------------------
+# Webhook payloads
+
+
+def _installation_stub(repo: Repo) -> Json:
+    return {"id": repo.installation_id, "node_id": _node_id("IN", repo.installation_id)}
+
+
+def _with_repository(fake: FakeGitHub, payload: Json, repo: Repo, sender: str) -> Json:
+    """Adds the parts every App delivery has: repository, sender, installation, organization."""
+    payload["repository"] = _known_repo_json(fake, repo)
+    payload["sender"] = _user_json(fake, sender, "Bot" if sender.endswith("[bot]") else "User")
+    payload["installation"] = _installation_stub(repo)
+    payload.pop("organization", None)
+    if _owner_type(fake, repo.owner) == "Organization":
+        organization = cast(
+            Json,
+            _rewritten(
+                _ORG_TEMPLATE, {"octo-org": repo.owner, "https://api.github.com": fake.api_url}
+            ),
+        )
+        org_id = fake.stable_id(f"user:{repo.owner.lower()}")
+        organization.update(id=org_id, node_id=_node_id("O", org_id), login=repo.owner)
+        payload["organization"] = organization
+    return payload
+
+
+def _workflow_run_event(fake: FakeGitHub, run: Run, action: str) -> Json:
+    repo = fake.repo(run.repo)
+    payload = copy.deepcopy(_WORKFLOW_RUN_EVENT)
+    workflow = payload["workflow"]
+    workflow.update(
+        id=run.workflow_id,
+        node_id=_node_id("W", run.workflow_id),
+        name=run.name,
+        path=run.path,
+        url=f"{fake.api_url}/repos/{repo.full_name}/actions/workflows/{run.workflow_id}",
+        html_url=f"https://github.com/{repo.full_name}/blob/{repo.default_branch}/{run.path}",
+        badge_url=f"https://github.com/{repo.full_name}/workflows/{quote(run.name)}/badge.svg",
+    )
+    payload["action"] = action
+    payload["workflow_run"] = _run_json(fake, run)
+    return _with_repository(fake, payload, repo, run.actor)
+
+
+def _issue_json(fake: FakeGitHub, repo: Repo, number: int) -> Json:
+    api = f"{fake.api_url}/repos/{repo.full_name}"
+    issue = copy.deepcopy(_ISSUE_TEMPLATE)
+    pull = repo.pulls.get(number)
+    kind = "pull" if pull else "issues"
+    issue_id = pull.id if pull else fake.stable_id(f"issue:{repo.full_name}:{number}")
+    issue.update(
+        url=f"{api}/issues/{number}",
+        repository_url=api,
+        labels_url=f"{api}/issues/{number}/labels{{/name}}",
+        comments_url=f"{api}/issues/{number}/comments",
+        events_url=f"{api}/issues/{number}/events",
+        html_url=f"https://github.com/{repo.full_name}/{kind}/{number}",
+        id=issue_id,
+        node_id=_node_id("I", issue_id),
+        number=number,
+        title=pull.title if pull else f"Issue {number}",
+        user=_user_json(fake, pull.user if pull else "alice"),
+        labels=[_label_json(fake, repo.full_name, n) for n in (pull.labels if pull else [])],
+        state=pull.state if pull else "open",
+        assignee=None,
+        assignees=[],
+        comments=len(fake.comments_on(repo, number)),
+        body="",
+    )
+    issue["reactions"] = _rewritten(
+        issue["reactions"],
+        {"https://api.github.com/repos/Codertocat/Hello-World/issues/1": f"{api}/issues/{number}"},
+    )
+    if pull is not None:
+        html = f"https://github.com/{repo.full_name}/pull/{number}"
+        issue["pull_request"] = {
+            "url": f"{api}/pulls/{number}",
+            "html_url": html,
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
+            "merged_at": _iso(pull.created_at) if pull.merged else None,
+        }
+    return issue
+
+
+def _issue_comment_event(fake: FakeGitHub, comment: Comment, action: str, sender: str) -> Json:
+    repo = fake.repo(comment.repo)
+    payload: Json = {
+        "action": action,
+        "issue": _issue_json(fake, repo, comment.issue_number),
+        "comment": _comment_json(fake, comment),
+    }
+    return _with_repository(fake, payload, repo, sender)
+
+
+def _check_run_event(
+    fake: FakeGitHub, check: CheckRun, action: str, sender: str, requested_action: str | None
+) -> Json:
+    repo = fake.repo(check.repo)
+    check_run = _check_run_json(fake, check)
+    suite = copy.deepcopy(_CHECK_SUITE_TEMPLATE)
+    pull = next((p for p in repo.pulls.values() if p.head_sha == check.head_sha), None)
+    suite.update(
+        id=check.check_suite_id,
+        head_branch=pull.head_ref if pull else repo.default_branch,
+        head_sha=check.head_sha,
+        status="completed",
+        conclusion=check.conclusion,
+        url=f"{fake.api_url}/repos/{repo.full_name}/check-suites/{check.check_suite_id}",
+        before=None,
+        after=check.head_sha,
+        pull_requests=check_run["pull_requests"],
+        app=check_run["app"],
+        created_at=check_run["started_at"] or _iso(fake.now()),
+        updated_at=check_run["completed_at"] or _iso(fake.now()),
+    )
+    check_run["check_suite"] = suite
+    payload: Json = {"action": action, "check_run": check_run}
+    if requested_action is not None:
+        payload["requested_action"] = {"identifier": requested_action}
+    return _with_repository(fake, payload, repo, sender)
+
+
+# ---------------------------------------------------------------------------------------------
+# Route handlers. Each reads like the GitHub docs of its endpoint; errors are raised.
+
+
+def _get_app(call: _Call) -> Response:
+    return _json(_app_json(call.fake))
+
+
+def _create_installation_token(call: _Call) -> Response:
+    fake = call.fake
+    installation = fake.installations.get(call.int_param("installation_id"))
+    if installation is None:
+        raise _HttpError(404, "Not Found")
+    if installation.suspended:
+        raise _HttpError(403, "This installation has been suspended")
+    body = _body_dict(call)
+    repos = _requested_repos(fake, installation, body)
+    permissions = _requested_permissions(installation, body)
+    ids = None if repos is None else frozenset(r.id for r in repos)
+    token = fake._issue_token(installation, permissions, ids)
+    content: Json = {
+        "token": token.value,
+        "expires_at": _iso(token.expires_at),
+        "permissions": token.permissions,
+        "repository_selection": "selected" if repos else installation.repository_selection,
+    }
+    if repos is not None:
+        content["repositories"] = [_known_repo_json(fake, r) for r in repos]
+    return _json(content, 201)
+
+
+def _requested_repos(fake: FakeGitHub, installation: Installation, body: Json) -> list[Repo] | None:
+    """The repositories a token was narrowed to, or None for all of the installation's."""
+    names, ids = body.get("repositories"), body.get("repository_ids")
+    if names is None and ids is None:
+        return None
+    own = [r for r in fake.repos.values() if r.installation_id == installation.id]
+    chosen: dict[int, Repo] = {}
+    wanted = [("name", str(n).lower()) for n in names or []] + [("id", i) for i in ids or []]
+    for kind, value in wanted:
+        found = [r for r in own if (r.name.lower() if kind == "name" else r.id) == value]
+        if not found:
+            raise _HttpError(
+                422,
+                "There is at least one repository that does not exist or is not accessible to "
+                "the parent installation.",
+            )
+        chosen[found[0].id] = found[0]
+    return list(chosen.values())
+
+
+def _requested_permissions(installation: Installation, body: Json) -> dict[str, str]:
+    requested = body.get("permissions")
+    if requested is None:
+        return dict(installation.permissions)
+    for name, level in requested.items():
+        granted = installation.permissions.get(name, "none")
+        if _LEVELS.get(level, 99) > _LEVELS[granted]:
+            raise _HttpError(422, "The permissions requested are not granted to this installation.")
+    # Metadata read comes with every installation token.
+    return {"metadata": "read", **requested}
+
+
+def _list_deliveries(call: _Call) -> Response:
+    per_page = _int_query(call, "per_page", 30, 1, 100)
+    items = sorted(call.fake.deliveries, key=lambda d: d.id, reverse=True)
+    status = call.query.get("status")
+    if status == "success":
+        items = [d for d in items if d.status == "OK"]
+    elif status == "failure":
+        items = [d for d in items if d.status != "OK"]
+    cursor = call.query.get("cursor")
+    if cursor:
+        # The fake's cursors are "v1_<id of the last item seen>", opaque to clients.
+        below = cursor.removeprefix("v1_")
+        if not below.isdigit():
+            raise _HttpError(422, f"Invalid cursor {cursor!r}")
+        items = [d for d in items if d.id < int(below)]
+    page, rest = items[:per_page], items[per_page:]
+    headers = {}
+    if rest:
+        next_url = call.request.url.include_query_params(cursor=f"v1_{page[-1].id}")
+        headers["link"] = f'<{next_url}>; rel="next"'
+    return _json([_delivery_json(d) for d in page], headers=headers)
+
+
+def _redeliver(call: _Call) -> Response:
+    delivery_id = call.int_param("delivery_id")
+    if not any(d.id == delivery_id for d in call.fake.deliveries):
+        raise _HttpError(404, "Not Found")
+    call.fake.redeliveries.append(delivery_id)
+    return _json({}, 202)
+
+
+def _run_of(call: _Call) -> Run:
+    run = call.fake.runs.get(call.int_param("run_id"))
+    if run is None or run.repo != call.repo.full_name:
+        raise _HttpError(404, "Not Found")
+    return run
+
+
+def _list_runs(call: _Call) -> Response:
+    fake, query = call.fake, call.query
+    runs = [r for r in fake.runs.values() if r.repo == call.repo.full_name]
+    if "head_sha" in query:
+        runs = [r for r in runs if r.head_sha == query["head_sha"]]
+    if "event" in query:
+        runs = [r for r in runs if r.event == query["event"]]
+    if "branch" in query:
+        runs = [r for r in runs if r.head_branch == query["branch"]]
+    if "actor" in query:
+        runs = [r for r in runs if r.actor == query["actor"]]
+    if "status" in query:
+        # One parameter for both: a status ("completed") or a conclusion ("success").
+        wanted = query["status"]
+        by_status = wanted in _RUN_STATUSES
+        runs = [r for r in runs if (r.status if by_status else r.conclusion) == wanted]
+    runs.sort(key=lambda r: r.id, reverse=True)
+    page, headers = _paginate(call, runs)
+    content = {"total_count": len(runs), "workflow_runs": [_run_json(fake, r) for r in page]}
+    return _json(content, headers=headers)
+
+
+def _get_run(call: _Call) -> Response:
+    return _json(_run_json(call.fake, _run_of(call)))
+
+
+def _artifact_listing(call: _Call, artifacts: list[Artifact]) -> Response:
+    if "name" in call.query:
+        artifacts = [a for a in artifacts if a.name == call.query["name"]]
+    newest_first = call.query.get("direction", "desc") == "desc"
+    artifacts.sort(key=lambda a: (a.created_at, a.id), reverse=newest_first)
+    page, headers = _paginate(call, artifacts)
+    content = {
+        "total_count": len(artifacts),
+        "artifacts": [_artifact_json(call.fake, a) for a in page],
+    }
+    return _json(content, headers=headers)
+
+
+def _list_run_artifacts(call: _Call) -> Response:
+    run = _run_of(call)
+    return _artifact_listing(call, [a for a in call.fake.artifacts.values() if a.run_id == run.id])
+
+
+def _list_repo_artifacts(call: _Call) -> Response:
+    repo = call.repo.full_name
+    return _artifact_listing(call, [a for a in call.fake.artifacts.values() if a.repo == repo])
+
+
+def _artifact_of(call: _Call) -> Artifact:
+    artifact = call.fake.artifacts.get(call.int_param("artifact_id"))
+    if artifact is None or artifact.repo != call.repo.full_name:
+        raise _HttpError(404, "Not Found")
+    return artifact
+
+
+def _get_artifact(call: _Call) -> Response:
+    return _json(_artifact_json(call.fake, _artifact_of(call)))
+
+
+def _download_artifact(call: _Call) -> Response:
+    artifact = _artifact_of(call)
+    if call.params["archive_format"] != "zip":
+        raise _HttpError(404, "Not Found")
+    if artifact.expired:
+        raise _HttpError(410, "Artifact has expired")
+    fake = call.fake
+    blob = Blob(
+        token=secrets.token_urlsafe(24),
+        artifact_id=artifact.id,
+        data=artifact.data,
+        expires_at=fake.now() + BLOB_URL_LIFETIME,
+    )
+    fake.blobs[blob.token] = blob
+    return Response(status_code=302, headers={"location": f"{fake.storage_url}/blobs/{blob.token}"})
+
+
+def _rerun(call: _Call) -> Response:
+    run = _run_of(call)
+    if run.status != "completed":
+        raise _HttpError(403, "This workflow run is not completed and cannot be re-run")
+    run.run_attempt += 1
+    run.status = "queued"
+    run.conclusion = None
+    run.updated_at = call.fake.now()
+    call.fake.reruns.append(run.id)
+    return _json({}, 201)
+
+
+def _list_pulls(call: _Call) -> Response:
+    query = call.query
+    pulls = list(call.repo.pulls.values())
+    state = query.get("state", "open")
+    if state != "all":
+        pulls = [p for p in pulls if p.state == state]
+    if "head" in query:
+        # "owner:branch" (GitHub also takes a bare branch for the repository itself).
+        owner, _, branch = query["head"].rpartition(":")
+        owner = owner or call.repo.owner
+        pulls = [
+            p
+            for p in pulls
+            if p.head_ref == branch and p.head_repo_full_name.split("/")[0].lower() == owner.lower()
+        ]
+    if "base" in query:
+        pulls = [p for p in pulls if p.base_ref == query["base"]]
+    pulls.sort(key=lambda p: p.number, reverse=query.get("direction", "desc") == "desc")
+    page, headers = _paginate(call, pulls)
+    return _json([_pull_json(call.fake, p, simple=True) for p in page], headers=headers)
+
+
+def _pull_of(call: _Call) -> Pull:
+    pull = call.repo.pulls.get(call.int_param("number"))
+    if pull is None:
+        raise _HttpError(404, "Not Found")
+    return pull
+
+
+def _get_pull(call: _Call) -> Response:
+    return _json(_pull_json(call.fake, _pull_of(call)))
+
+
+def _commit_pulls(call: _Call) -> Response:
+    sha = call.params["sha"]
+    pulls = sorted(
+        (p for p in call.repo.pulls.values() if p.head_sha == sha), key=lambda p: p.number
+    )
+    page, headers = _paginate(call, pulls)
+    return _json([_pull_json(call.fake, p, simple=True) for p in page], headers=headers)
+
+
+def _issue_number(call: _Call) -> int:
+    number = call.int_param("number")
+    if number not in call.repo.pulls and number not in call.repo.issues:
+        raise _HttpError(404, "Not Found")
+    return number
+
+
+def _comment_of(call: _Call) -> Comment:
+    comment = call.fake.comments.get(call.int_param("comment_id"))
+    if comment is None or comment.deleted or comment.repo != call.repo.full_name:
+        raise _HttpError(404, "Not Found")
+    return comment
+
+
+def _comment_body(call: _Call) -> str:
+    body = _body_dict(call).get("body")
+    if not isinstance(body, str):
+        raise _HttpError(422, 'Invalid request.\n\n"body" wasn\'t supplied.')
+    if len(body) > COMMENT_BODY_LIMIT:
+        raise _invalid(
+            "IssueComment", "data", f"Body is too long (maximum is {COMMENT_BODY_LIMIT} characters)"
+        )
+    return body
+
+
+def _list_comments(call: _Call) -> Response:
+    comments = call.fake.comments_on(call.repo, _issue_number(call))
+    page, headers = _paginate(call, comments)
+    return _json([_comment_json(call.fake, c) for c in page], headers=headers)
+
+
+def _create_comment(call: _Call) -> Response:
+    fake = call.fake
+    number = _issue_number(call)
+    comment = fake.add_comment(
+        call.repo, number, _comment_body(call), fake.bot_login, "Bot", fake.app_id
+    )
+    content = _comment_json(fake, comment)
+    return _json(content, 201, headers={"location": content["url"]})
+
+
+def _get_comment(call: _Call) -> Response:
+    return _json(_comment_json(call.fake, _comment_of(call)))
+
+
+def _update_comment(call: _Call) -> Response:
+    comment = _comment_of(call)
+    body = _comment_body(call)
+    if comment.app_id != call.fake.app_id:
+        # GitHub allows it with write access; perfbot must never do it, so tests check this list.
+        call.fake.foreign_comment_edits.append(comment.id)
+    comment.body = body
+    comment.edits += 1
+    comment.updated_at = call.fake.now()
+    return _json(_comment_json(call.fake, comment))
+
+
+def _create_reaction(call: _Call) -> Response:
+    fake = call.fake
+    comment = _comment_of(call)
+    content = _body_dict(call).get("content")
+    if content not in _REACTIONS:
+        raise _invalid("Reaction", "content", f"content {content!r} is not a valid reaction")
+    for existing in comment.reactions:
+        if existing.content == content and existing.user == fake.bot_login:
+            return _json(_reaction_json(fake, existing), 200)
+    reaction = Reaction(
+        id=fake.next_id(), content=str(content), user=fake.bot_login, created_at=fake.now()
+    )
+    comment.reactions.append(reaction)
+    return _json(_reaction_json(fake, reaction), 201)
+
+
+def _files_at(repo: Repo, ref: str | None) -> dict[str, bytes]:
+    if ref is None or ref in (repo.default_branch, f"refs/heads/{repo.default_branch}"):
+        files = repo.files
+    elif ref in repo.refs:
+        files = repo.refs[ref]
+    else:
+        raise _HttpError(404, f"No commit found for the ref {ref}")
+    return {p: v.encode() if isinstance(v, str) else v for p, v in files.items()}
+
+
+def _get_contents(call: _Call) -> Response:
+    repo = call.repo
+    path = call.params["path"].strip("/")
+    ref = call.query.get("ref")
+    files = _files_at(repo, ref)
+    shown_ref = ref or repo.default_branch
+    raw = "application/vnd.github.raw" in call.request.headers.get("accept", "")
+    if path in files:
+        if raw:
+            return Response(files[path], media_type="text/plain; charset=utf-8")
+        return _json(_content_file_json(call.fake, repo, path, shown_ref, files[path]))
+    if any(name.startswith(path + "/") for name in files):
+        return _json(_content_dir_json(call.fake, repo, path, shown_ref, files))
+    raise _HttpError(404, "Not Found")
+
+
+def _collaborator_permission(call: _Call) -> Response:
+    login = call.params["username"]
+    repo = call.repo
+    # Anyone can read a public repository; GitHub reports that as "read".
+    role = repo.collaborators.get(login.lower(), "none" if repo.private else "read")
+    content = {
+        "permission": _ROLE_TO_PERMISSION[role],
+        "role_name": role,
+        "user": _collaborator_json(call.fake, login, role),
+    }
+    return _json(content)
+
+
+def _check_output(body: Json) -> dict[str, str | None] | None:
+    output = body.get("output")
+    if output is None:
+        return None
+    if not isinstance(output, dict) or not output.get("title") or "summary" not in output:
+        raise _invalid("CheckRun", "output", "output needs a title and a summary")
+    for key in ("summary", "text"):
+        value = output.get(key)
+        if value is not None and len(str(value)) > CHECK_RUN_TEXT_LIMIT:
+            raise _invalid(
+                "CheckRun",
+                f"output.{key}",
+                f"Output {key} is too long (maximum is {CHECK_RUN_TEXT_LIMIT} characters)",
+            )
+    return {key: output.get(key) for key in ("title", "summary", "text")}
+
+
+def _apply_check_fields(fake: FakeGitHub, check: CheckRun, body: Json) -> None:
+    """Status, conclusion and output as GitHub combines them: a conclusion completes the run."""
+    status = body.get("status", check.status)
+    conclusion = body.get("conclusion", check.conclusion if "status" not in body else None)
+    if status not in _CHECK_STATUSES:
+        raise _invalid("CheckRun", "status", f"status {status!r} is not valid")
+    if conclusion is not None and conclusion not in _CHECK_CONCLUSIONS:
+        raise _invalid("CheckRun", "conclusion", f"conclusion {conclusion!r} is not valid")
+    if conclusion is not None:
+        status = "completed"
+    if status == "completed" and conclusion is None:
+        raise _invalid("CheckRun", "conclusion", "conclusion is required when status is completed")
+    if (output := _check_output(body)) is not None:
+        check.output = output
+    for key in ("name", "details_url", "external_id"):
+        if key in body:
+            setattr(check, key, body[key])
+    check.status, check.conclusion = status, conclusion
+    if status == "in_progress" and check.started_at is None:
+        check.started_at = fake.now()
+    if status == "completed":
+        check.completed_at = fake.now()
+
+
+def _create_check_run(call: _Call) -> Response:
+    fake, body = call.fake, _body_dict(call)
+    for key in ("name", "head_sha"):
+        if not isinstance(body.get(key), str) or not body[key]:
+            raise _invalid("CheckRun", key, f"{key} wasn't supplied")
+    check = CheckRun(
+        id=fake.next_id(),
+        repo=call.repo.full_name,
+        name=body["name"],
+        head_sha=body["head_sha"],
+        app_id=fake.app_id,
+        check_suite_id=fake.stable_id(f"suite:{call.repo.full_name}:{body['head_sha']}"),
+        started_at=fake.now(),
+    )
+    _apply_check_fields(fake, check, body)
+    fake.check_runs[check.id] = check
+    return _json(_check_run_json(fake, check), 201)
+
+
+def _check_run_of(call: _Call) -> CheckRun:
+    check = call.fake.check_runs.get(call.int_param("check_run_id"))
+    if check is None or check.repo != call.repo.full_name:
+        raise _HttpError(404, "Not Found")
+    return check
+
+
+def _update_check_run(call: _Call) -> Response:
+    check = _check_run_of(call)
+    if check.app_id != call.fake.app_id:
+        raise _HttpError(
+            403,
+            f"Invalid app_id `{call.fake.app_id}` - check run can only be modified by the "
+            "GitHub App that created it.",
+        )
+    _apply_check_fields(call.fake, check, _body_dict(call))
+    return _json(_check_run_json(call.fake, check))
+
+
+def _get_check_run(call: _Call) -> Response:
+    return _json(_check_run_json(call.fake, _check_run_of(call)))
+
+
+_REPO: Final = "/repos/{owner}/{repo}"
+_ISSUES_WRITE: Final = ("issues", "pull_requests")
+
+# fmt: off
+_ROUTES: Final = (
+    _route("GET", "/app", _get_app),
+    _route("POST", "/app/installations/{installation_id:int}/access_tokens",
+           _create_installation_token),
+    _route("GET", "/app/hook/deliveries", _list_deliveries),
+    _route("POST", "/app/hook/deliveries/{delivery_id:int}/attempts", _redeliver),
+    _route("GET", f"{_REPO}/actions/runs", _list_runs, "actions"),
+    _route("GET", f"{_REPO}/actions/runs/{{run_id:int}}", _get_run, "actions"),
+    _route("GET", f"{_REPO}/actions/runs/{{run_id:int}}/artifacts", _list_run_artifacts,
+           "actions"),
+    _route("POST", f"{_REPO}/actions/runs/{{run_id:int}}/rerun", _rerun, "actions",
+           level="write"),
+    _route("GET", f"{_REPO}/actions/artifacts", _list_repo_artifacts, "actions"),
+    _route("GET", f"{_REPO}/actions/artifacts/{{artifact_id:int}}", _get_artifact, "actions"),
+    _route("GET", f"{_REPO}/actions/artifacts/{{artifact_id:int}}/{{archive_format}}",
+           _download_artifact, "actions"),
+    _route("GET", f"{_REPO}/pulls", _list_pulls, "pull_requests"),
+    _route("GET", f"{_REPO}/pulls/{{number:int}}", _get_pull, "pull_requests"),
+    _route("GET", f"{_REPO}/commits/{{sha}}/pulls", _commit_pulls, "pull_requests"),
+    _route("GET", f"{_REPO}/issues/{{number:int}}/comments", _list_comments, *_ISSUES_WRITE),
+    _route("POST", f"{_REPO}/issues/{{number:int}}/comments", _create_comment, *_ISSUES_WRITE,
+           level="write"),
+    _route("GET", f"{_REPO}/issues/comments/{{comment_id:int}}", _get_comment, *_ISSUES_WRITE),
+    _route("PATCH", f"{_REPO}/issues/comments/{{comment_id:int}}", _update_comment,
+           *_ISSUES_WRITE, level="write"),
+    _route("POST", f"{_REPO}/issues/comments/{{comment_id:int}}/reactions", _create_reaction,
+           *_ISSUES_WRITE, level="write"),
+    _route("GET", f"{_REPO}/contents/{{path:path}}", _get_contents, "contents"),
+    _route("GET", f"{_REPO}/collaborators/{{username}}/permission", _collaborator_permission,
+           "metadata"),
+    _route("POST", f"{_REPO}/check-runs", _create_check_run, "checks", level="write"),
+    _route("GET", f"{_REPO}/check-runs/{{check_run_id:int}}", _get_check_run, "checks"),
+    _route("PATCH", f"{_REPO}/check-runs/{{check_run_id:int}}", _update_check_run, "checks",
+           level="write"),
+)
+# fmt: on
+
+
+# ---------------------------------------------------------------------------------------------
+# In-process transport and real sockets
+
+
+class FakeTransport(httpx.AsyncBaseTransport):
+    """Routes requests for ``api_url``/``storage_url`` to the fake's ASGI apps, in-process.
+
+    httpx enforces timeouts in its network layer, which ASGITransport bypasses; the read
+    timeout is applied here so a ``hang_next`` looks to the client as it would on a socket.
+    """
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        self._fake = fake
+        self._api = httpx.ASGITransport(app=fake.api_app, client=("127.0.0.1", 50001))
+        self._storage = httpx.ASGITransport(app=fake.storage_app, client=("127.0.0.1", 50002))
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        target = self._target(request.url)
+        if target is None:
+            raise httpx.ConnectError(
+                f"fake GitHub: nothing listens at {request.url}", request=request
+            )
+        timeout = cast(dict[str, float | None], request.extensions.get("timeout", {})).get("read")
+        try:
+            return await asyncio.wait_for(target.handle_async_request(request), timeout)
+        except TimeoutError as error:
+            raise httpx.ReadTimeout(
+                "fake GitHub did not answer in time", request=request
+            ) from error
+
+    def _target(self, url: httpx.URL) -> httpx.ASGITransport | None:
+        origin = _origin(url)
+        if origin == _origin(httpx.URL(self._fake.api_url)):
+            return self._api
+        if origin == _origin(httpx.URL(self._fake.storage_url)):
+            return self._storage
+        return None
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int]:
+    default_port = 443 if url.scheme == "https" else 80
+    return url.scheme, url.host, url.port or default_port
+
+
+def app_client(
+    fake: FakeGitHub,
+    private_key_pem: str | None = None,
+    *,
+    in_process: bool = True,
+    timeout: float = 10.0,
+) -> GitHub[AppAuthStrategy]:
+    """githubkit authenticated as the App, pointed at ``fake``.
+
+    Its own token cache: githubkit's default cache is process-wide and keyed by app and
+    installation id only, so a token issued by one test's fake would be replayed to the next.
+    """
+    return GitHub(
+        AppAuthStrategy(str(fake.app_id), private_key_pem or rsa_keypair().private_pem),
+        base_url=fake.api_url + "/",
+        async_transport=fake.transport() if in_process else None,
+        http_cache=False,
+        auto_retry=False,
+        cache_strategy=MemCacheStrategy(),
+        timeout=timeout,
+    )
+
+
+def _listening_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+def _uvicorn_server(app: Starlette) -> uvicorn.Server:
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        ws="none",
+        http="h11",
+        timeout_graceful_shutdown=1,
+    )
+    return uvicorn.Server(config)
+
+
+async def _serve_all(servers: Sequence[uvicorn.Server], sockets: Sequence[socket.socket]) -> None:
+    await asyncio.gather(
+        *(s.serve(sockets=[sock]) for s, sock in zip(servers, sockets, strict=True))
+    )
+
+
+@contextmanager
+def serve(fake: FakeGitHub, *, timeout: float = 10.0) -> Iterator[FakeGitHub]:
+    """Serve the API and the storage on 127.0.0.1 (ephemeral ports) from a background thread.
+
+    Sets ``fake.api_url``/``fake.storage_url`` to the real addresses while inside, restores them
+    after. The sockets are bound before the thread starts, so the ports are known at once.
+    """
+    sockets = [_listening_socket(), _listening_socket()]
+    servers = [_uvicorn_server(fake.api_app), _uvicorn_server(fake.storage_app)]
+    saved = fake.api_url, fake.storage_url
+    fake.api_url, fake.storage_url = (f"http://127.0.0.1:{s.getsockname()[1]}" for s in sockets)
+    thread = threading.Thread(
+        target=lambda: asyncio.run(_serve_all(servers, sockets)), name="fake-github", daemon=True
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not all(s.started for s in servers):
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("fake GitHub servers did not start")
+            time.sleep(0.01)
+        yield fake
+    finally:
+        for server in servers:
+            server.should_exit = True
+        thread.join(timeout)
+        for sock in sockets:
+            sock.close()
+        fake.api_url, fake.storage_url = saved

@@ -1,0 +1,265 @@
+"""Building blocks of the service tests: a repository on the fake GitHub, measured runs,
+signed deliveries, and perfbot running against the fake (in-process or as a process)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from perfbot.app import create_app
+from perfbot.settings import Settings
+from tests.fakegithub import FakeGitHub, Pull, Repo, Run, rsa_keypair
+
+SECRET = "test-webhook-secret"
+INSTALLATION = 1
+REPO_ID = 500
+FORK_REPO_ID = 900
+
+ZPERF_BASE = {
+    "udp4_mbps": 13.099,
+    "udp4_frag_mbps": 20.249,
+    "tcp4_mbps": 5.970,
+    "tcp6_mbps": 5.979,
+}
+
+
+def zperf_log(values: Mapping[str, float], done: bool = True) -> str:
+    lines = [f"ZPERF-RESULT {name}={value:.4f}" for name, value in values.items()]
+    return "\n".join([*lines, "ZPERF-DONE" if done else ""]) + "\n"
+
+
+def zip_of(files: Mapping[str, str | bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+def report_zip(
+    head: Mapping[str, float] | None = None,
+    base: Mapping[str, float] | None = ZPERF_BASE,
+    platform: str = "qemu_x86",
+) -> bytes:
+    """A perf-report artifact with zperf logs of one platform on each side."""
+    files: dict[str, str | bytes] = {}
+    if base is not None:
+        files[f"base/{platform}/zperf.log"] = zperf_log(base)
+    if head is not None:
+        files[f"head/{platform}/zperf.log"] = zperf_log(head)
+    return zip_of(files)
+
+
+def regressed() -> dict[str, float]:
+    """Head values: tcp4 down 10 % (beyond tolerance), the rest unchanged."""
+    return {**ZPERF_BASE, "tcp4_mbps": ZPERF_BASE["tcp4_mbps"] * 0.9}
+
+
+@dataclass
+class World:
+    """One installation with one repository, on a fake GitHub."""
+
+    fake: FakeGitHub
+    repo: Repo
+
+    @classmethod
+    def create(cls, files: Mapping[str, str] | None = None) -> World:
+        fake = FakeGitHub()
+        fake.add_installation(INSTALLATION, "acme")
+        repo = fake.add_repo("acme/widget", REPO_ID, INSTALLATION, files=dict(files or {}))
+        return cls(fake, repo)
+
+    def pull(
+        self, number: int, head_sha: str, *, fork: bool = False, labels: tuple[str, ...] = ()
+    ) -> Pull:
+        if fork:
+            return self.fake.add_pull(
+                self.repo,
+                number,
+                head_sha,
+                f"feature-{number}",
+                head_repo_full_name="mallory/widget",
+                head_repo_id=FORK_REPO_ID,
+                labels=labels,
+            )
+        return self.fake.add_pull(self.repo, number, head_sha, f"feature-{number}", labels=labels)
+
+    def measured_run(
+        self,
+        pull: Pull,
+        run_id: int,
+        *,
+        report: bytes | None = None,
+        hint: bytes | int | None = -1,
+        head_sha: str | None = None,
+        status: str = "completed",
+        expired: bool = False,
+    ) -> Run:
+        """A finished measurement run of ``pull`` with its two artifacts.
+
+        ``hint=-1`` writes the PR's own number, an int another number, bytes a raw
+        artifact, None no PR-number artifact at all.
+        """
+        fork = pull.head_repo_id not in (None, REPO_ID)
+        head_repo = ("mallory/widget", FORK_REPO_ID) if fork else None
+        run = self.fake.add_run(
+            self.repo,
+            run_id,
+            head_sha or pull.head_sha,
+            pull.head_ref,
+            head_repo=head_repo,
+            status=status,
+            conclusion="success" if status == "completed" else None,
+        )
+        if status == "completed":
+            self.fake.add_artifact(
+                self.repo,
+                run,
+                "perf-report",
+                report if report is not None else report_zip(regressed()),
+                expired=expired,
+            )
+            if hint is not None:
+                data = (
+                    hint
+                    if isinstance(hint, bytes)
+                    else zip_of({"pr_number.txt": f"{pull.number if hint == -1 else hint}\n"})
+                )
+                self.fake.add_artifact(self.repo, run, "pr-number", data)
+        return run
+
+    def delivery(
+        self, run: Run, action: str = "completed", delivery_id: str | None = None
+    ) -> tuple[bytes, dict[str, str]]:
+        payload = self.fake.webhook_payload_workflow_run(run, action)
+        payload["installation"] = {
+            "id": INSTALLATION,
+            "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==",
+        }
+        body = json.dumps(payload).encode()
+        return body, self.fake.webhook_headers("workflow_run", body, SECRET, delivery_id)
+
+    def bot_comments(self, number: int) -> list[str]:
+        return [c.body for c in self.fake.bot_comments(self.repo, number)]
+
+
+def settings_env(github_url: str, database: Path, **extra: str) -> dict[str, str]:
+    return {
+        "PERFBOT_APP_ID": "4242",
+        "PERFBOT_PRIVATE_KEY": rsa_keypair().private_pem,
+        "PERFBOT_WEBHOOK_SECRET": SECRET,
+        "PERFBOT_GITHUB_URL": github_url,
+        "PERFBOT_DATABASE_URL": str(database),
+        "PERFBOT_WORKERS": "4",
+        **extra,
+    }
+
+
+@contextmanager
+def in_process_service(world: World, database: Path, **extra: str) -> Iterator[httpx.Client]:
+    """perfbot's app and workers under uvicorn in a thread of this process, on 127.0.0.1.
+
+    GitHub is the fake's in-process transport, so tests can read the fake's state
+    directly while perfbot works.
+    """
+    settings = Settings.from_env(settings_env(world.fake.api_url, database, **extra))
+    app = create_app(settings, github_transport=world.fake.transport())
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            http="h11",
+            timeout_graceful_shutdown=5,
+        )
+    )
+    thread = threading.Thread(target=lambda: server.run(sockets=[sock]), daemon=True)
+    thread.start()
+    client = httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=10)
+    try:
+        wait_until(lambda: server.started or not thread.is_alive(), 15, "perfbot to start")
+        if not server.started:
+            raise AssertionError("perfbot's app did not start")
+        yield client
+    finally:
+        client.close()
+        server.should_exit = True
+        thread.join(20)
+        sock.close()
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 15.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what or condition}")
+        time.sleep(0.02)
+
+
+def wait_idle(get: Callable[[str], Any], timeout: float = 15.0) -> None:
+    """Until perfbot's queue is empty (every delivery's job done, failed or waiting)."""
+
+    def idle() -> bool:
+        return bool(get("/healthz").json()["queue_depth"] == 0)
+
+    wait_until(idle, timeout, "an empty job queue")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def perfbot_process(env: Mapping[str, str], log: Path) -> Iterator[httpx.Client]:
+    """``perfbot serve`` as a real process on a free loopback port; stopped by its PID."""
+    port = free_port()
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "perfbot", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
+        try:
+            wait_until(lambda: _healthy(client, process), 30, "perfbot serve to start")
+            yield client
+        finally:
+            client.close()
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=5)
+
+
+def _healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> bool:
+    if process.poll() is not None:
+        raise AssertionError(f"perfbot serve exited with {process.returncode}")
+    try:
+        return client.get("/healthz").status_code == 200
+    except httpx.TransportError:
+        return False

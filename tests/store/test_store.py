@@ -1,0 +1,559 @@
+"""The Store contract, run against every backend, then what is particular to SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from perfbot.store import JobStatus, NewJob, PullState, SQLiteStore, Store, open_store
+from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
+
+NOW = 1_000.0
+LEASE = 60.0
+
+Opener = Callable[[], Store]
+Connect = Callable[[], Awaitable[Store]]
+
+
+@pytest.fixture(params=["sqlite"])
+def open_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    """Opens a new store on one shared database per test, as another process would.
+
+    A PostgreSQL param will open a store on a fresh test database here.
+    """
+    if request.param == "sqlite":
+        path = str(tmp_path / "perfbot.db")
+        return lambda: SQLiteStore(path)
+    raise AssertionError(f"unknown backend {request.param}")
+
+
+@pytest.fixture
+async def connect(open_backend: Opener) -> AsyncIterator[Connect]:
+    """Open and set up a store on the test's database; every one is closed afterwards."""
+    opened: list[Store] = []
+
+    async def connect_() -> Store:
+        store = open_backend()
+        opened.append(store)
+        await store.setup()
+        return store
+
+    yield connect_
+    for store in opened:
+        await store.close()
+
+
+@pytest.fixture
+async def store(connect: Connect) -> Store:
+    return await connect()
+
+
+def new_job(key: str = "pr-1", payload: str = "{}") -> NewJob:
+    return NewJob(event="pull_request", payload=payload, serial_key=key, installation_id=7)
+
+
+async def enqueue(store: Store, delivery_id: str, key: str = "pr-1", now: float = NOW) -> None:
+    assert await store.record_delivery(delivery_id, "pull_request", "opened", new_job(key), now)
+
+
+async def claimed_delivery(store: Store, owner: str, now: float, lease: float = LEASE) -> str:
+    job = await store.claim(owner, lease, now)
+    assert job is not None
+    return job.delivery_id
+
+
+# Deliveries --------------------------------------------------------------------------------
+
+
+async def test_a_duplicate_delivery_is_refused_and_stores_no_second_job(store: Store) -> None:
+    job = new_job(payload='{"first": true}')
+    assert await store.record_delivery("d1", "pull_request", "opened", job, NOW)
+    again = new_job(payload='{"second": true}')
+    assert not await store.record_delivery("d1", "pull_request", "opened", again, NOW + 1)
+
+    assert await store.queue_depth(NOW) == 1
+    claimed = await store.claim("w1", LEASE, NOW + 1)
+    assert claimed is not None
+    assert claimed.payload == '{"first": true}'
+    assert await store.claim("w2", LEASE, NOW + 1) is None
+
+
+async def test_a_delivery_without_a_job_is_remembered_and_enqueues_nothing(store: Store) -> None:
+    assert not await store.delivery_seen("d1")
+    assert await store.record_delivery("d1", "ping", None, None, NOW)
+    assert await store.delivery_seen("d1")
+    assert not await store.delivery_seen("d2")
+    assert await store.queue_depth(NOW) == 0
+    assert await store.job_status("d1") is None
+    # Seen once without a job, a redelivery with one still adds nothing.
+    assert not await store.record_delivery("d1", "ping", None, new_job(), NOW)
+    assert await store.queue_depth(NOW) == 0
+
+
+# Claiming ----------------------------------------------------------------------------------
+
+
+async def test_claim_returns_the_job_leased_to_its_owner(store: Store) -> None:
+    job = NewJob(event="check_run", payload='{"x": 1}', serial_key="pr-9", installation_id=42)
+    await store.record_delivery("d1", "check_run", "completed", job, NOW)
+
+    claimed = await store.claim("w1", 30.0, NOW + 5)
+
+    assert claimed is not None
+    assert (claimed.delivery_id, claimed.event, claimed.payload) == ("d1", "check_run", '{"x": 1}')
+    assert (claimed.serial_key, claimed.installation_id) == ("pr-9", 42)
+    assert (claimed.attempts, claimed.created_at) == (1, NOW)
+    assert (claimed.lease_owner, claimed.lease_until) == ("w1", NOW + 35.0)
+    assert await store.job_status("d1") == (JobStatus.RUNNING, 1, None)
+
+
+async def test_claim_takes_the_earliest_due_then_the_first_enqueued(store: Store) -> None:
+    await enqueue(store, "late", key="a", now=NOW + 10)
+    await enqueue(store, "tie-1", key="b", now=NOW)
+    await enqueue(store, "tie-2", key="c", now=NOW)
+    await enqueue(store, "early", key="d", now=NOW - 10)
+
+    order = [await claimed_delivery(store, "w", NOW + 10) for _ in range(4)]
+
+    assert order == ["early", "tie-1", "tie-2", "late"]
+    assert await store.claim("w", LEASE, NOW + 10) is None
+
+
+async def test_a_job_is_not_claimed_before_it_is_due(store: Store) -> None:
+    assert await store.claim("w1", LEASE, NOW) is None
+    await enqueue(store, "d1", now=NOW)
+    assert await store.claim("w1", LEASE, NOW - 0.5) is None
+    assert await claimed_delivery(store, "w1", NOW) == "d1"
+
+
+async def test_a_serial_key_runs_one_job_at_a_time(store: Store) -> None:
+    await enqueue(store, "first", key="pr-1")
+    await enqueue(store, "second", key="pr-1")
+    await enqueue(store, "other", key="pr-2")
+    first = await store.claim("w1", LEASE, NOW)
+    assert first is not None
+    assert first.delivery_id == "first"
+
+    # The second job of pr-1 waits although it is older than pr-2's.
+    assert await claimed_delivery(store, "w2", NOW) == "other"
+    assert await store.claim("w3", LEASE, NOW + 1) is None
+
+    await store.complete(first.id, "w1", NOW + 2)
+    assert await claimed_delivery(store, "w3", NOW + 2) == "second"
+
+
+async def test_a_serial_key_is_free_again_once_its_lease_expires(store: Store) -> None:
+    await enqueue(store, "younger", key="pr-1", now=NOW)
+    assert await claimed_delivery(store, "w1", NOW, lease=10.0) == "younger"
+    # A delivery recorded while "younger" runs, due earlier, so it wins the next claim.
+    await enqueue(store, "older", key="pr-1", now=NOW - 5)
+
+    assert await store.claim("w2", LEASE, NOW + 10) is None  # the lease is live up to its end
+    assert await claimed_delivery(store, "w2", NOW + 11) == "older"
+    # Now "older" holds pr-1, so the abandoned "younger" waits for it.
+    assert await store.claim("w3", LEASE, NOW + 12) is None
+
+
+async def test_an_abandoned_job_is_claimed_again_with_one_more_attempt(store: Store) -> None:
+    await enqueue(store, "d1")
+    first = await store.claim("dead-worker", 10.0, NOW)
+    assert first is not None
+    assert await store.claim("w2", LEASE, NOW + 5) is None
+
+    again = await store.claim("w2", LEASE, NOW + 11)
+
+    assert again is not None
+    assert (again.id, again.attempts, again.lease_owner) == (first.id, 2, "w2")
+    assert await store.job_status("d1") == (JobStatus.RUNNING, 2, None)
+    # The worker that came back late no longer owns it.
+    assert not await store.extend_lease(first.id, "dead-worker", LEASE, NOW + 12)
+    await store.complete(first.id, "dead-worker", NOW + 12)
+    assert await store.job_status("d1") == (JobStatus.RUNNING, 2, None)
+    await store.complete(first.id, "w2", NOW + 13)
+    assert await store.job_status("d1") == (JobStatus.DONE, 2, None)
+
+
+async def test_extend_lease_keeps_others_away(store: Store) -> None:
+    await enqueue(store, "d1")
+    job = await store.claim("w1", 10.0, NOW)
+    assert job is not None
+
+    assert await store.extend_lease(job.id, "w1", 10.0, NOW + 8)
+
+    assert await store.claim("w2", LEASE, NOW + 15) is None
+    assert await claimed_delivery(store, "w2", NOW + 19) == "d1"
+
+
+async def test_an_expired_lease_is_not_extended(store: Store) -> None:
+    # Even if nobody took it yet: another job of its key may have started meanwhile.
+    await enqueue(store, "d1")
+    job = await store.claim("w1", 10.0, NOW)
+    assert job is not None
+    assert not await store.extend_lease(job.id, "w1", 10.0, NOW + 11)
+    assert not await store.extend_lease(job.id + 1000, "w1", 10.0, NOW)
+
+
+# Finishing ---------------------------------------------------------------------------------
+
+
+async def test_complete_finishes_the_job(store: Store) -> None:
+    await enqueue(store, "d1")
+    job = await store.claim("w1", LEASE, NOW)
+    assert job is not None
+    await store.complete(job.id, "w1", NOW + 1)
+    assert await store.job_status("d1") == (JobStatus.DONE, 1, None)
+    assert await store.queue_depth(NOW + 1) == 0
+    assert await store.claim("w1", LEASE, NOW + 1_000) is None
+
+
+async def test_give_up_fails_the_job_for_good(store: Store) -> None:
+    await enqueue(store, "d1")
+    job = await store.claim("w1", LEASE, NOW)
+    assert job is not None
+    await store.give_up(job.id, "w1", "404 from the API", NOW + 1)
+    assert await store.job_status("d1") == (JobStatus.FAILED, 1, "404 from the API")
+    assert await store.queue_depth(NOW + 1) == 0
+    assert await store.claim("w1", LEASE, NOW + 1_000) is None
+
+
+async def test_retry_later_requeues_the_job_until_it_is_due(store: Store) -> None:
+    await enqueue(store, "d1")
+    job = await store.claim("w1", LEASE, NOW)
+    assert job is not None
+    await store.retry_later(job.id, "w1", NOW + 30, "502 from the API", NOW + 1)
+    assert await store.job_status("d1") == (JobStatus.QUEUED, 1, "502 from the API")
+
+    # Neither before it is due, even once the old lease would have expired.
+    assert await store.claim("w2", LEASE, NOW + 29) is None
+    again = await store.claim("w2", LEASE, NOW + 30)
+
+    assert again is not None
+    assert (again.id, again.attempts, again.lease_owner) == (job.id, 2, "w2")
+
+
+@pytest.mark.parametrize("finish", ["complete", "retry_later", "give_up"])
+async def test_only_the_lease_owner_can_finish_a_job(store: Store, finish: str) -> None:
+    await enqueue(store, "d1")
+    job = await store.claim("w1", LEASE, NOW)
+    assert job is not None
+
+    if finish == "complete":
+        await store.complete(job.id, "intruder", NOW + 1)
+    elif finish == "retry_later":
+        await store.retry_later(job.id, "intruder", NOW + 2, "boom", NOW + 1)
+    else:
+        await store.give_up(job.id, "intruder", "boom", NOW + 1)
+
+    assert await store.job_status("d1") == (JobStatus.RUNNING, 1, None)
+    assert await store.claim("w2", LEASE, NOW + 3) is None  # still leased to w1
+
+
+async def test_a_finished_job_cannot_be_finished_again(store: Store) -> None:
+    await enqueue(store, "d1")
+    job = await store.claim("w1", LEASE, NOW)
+    assert job is not None
+    await store.complete(job.id, "w1", NOW + 1)
+    await store.give_up(job.id, "w1", "late", NOW + 2)
+    await store.retry_later(job.id, "w1", NOW + 3, "late", NOW + 2)
+    assert await store.job_status("d1") == (JobStatus.DONE, 1, None)
+
+
+async def test_queue_depth_counts_queued_and_running_jobs(store: Store) -> None:
+    for delivery in ("done", "failed", "running", "queued"):
+        await enqueue(store, delivery, key=delivery)
+    assert await store.queue_depth(NOW) == 4
+    claimed: dict[str, int] = {}
+    for _ in range(3):
+        job = await store.claim("w1", LEASE, NOW)
+        assert job is not None
+        claimed[job.delivery_id] = job.id
+    assert sorted(claimed) == ["done", "failed", "running"]
+    await store.complete(claimed["done"], "w1", NOW)
+    await store.give_up(claimed["failed"], "w1", "no", NOW)
+
+    assert await store.queue_depth(NOW) == 2
+    assert await store.job_status("nope") is None
+
+
+# Locks -------------------------------------------------------------------------------------
+
+
+async def test_a_lock_is_exclusive_until_it_expires(store: Store) -> None:
+    assert await store.try_lock("k", "a", 10.0, NOW)
+    assert not await store.try_lock("k", "b", 10.0, NOW + 5)
+    assert not await store.try_lock("k", "b", 10.0, NOW + 10)  # held up to its expiry
+    assert await store.try_lock("other", "b", 10.0, NOW)
+    assert await store.try_lock("k", "b", 10.0, NOW + 11)
+    assert not await store.try_lock("k", "a", 10.0, NOW + 12)
+
+
+async def test_the_owner_refreshes_its_lock(store: Store) -> None:
+    assert await store.try_lock("k", "a", 10.0, NOW)
+    assert await store.try_lock("k", "a", 10.0, NOW + 8)
+    assert not await store.try_lock("k", "b", 10.0, NOW + 15)
+    assert await store.try_lock("k", "b", 10.0, NOW + 19)
+
+
+async def test_only_the_owner_unlocks(store: Store) -> None:
+    assert await store.try_lock("k", "a", 10.0, NOW)
+    await store.unlock("k", "b")
+    assert not await store.try_lock("k", "b", 10.0, NOW + 1)
+    await store.unlock("k", "a")
+    assert await store.try_lock("k", "b", 10.0, NOW + 1)
+    await store.unlock("missing", "a")  # nothing to unlock is fine
+
+
+# Pull-request state ------------------------------------------------------------------------
+
+
+def pull(repo_id: int, number: int) -> PullState:
+    return PullState(
+        repo_id=repo_id,
+        number=number,
+        comment_id=555,
+        newest_head_sha="a" * 40,
+        reported_head_sha="b" * 40,
+        reported_run_id=123456789012,
+        reported_run_attempt=2,
+        report_body="## perfbot\n| metric | Δ |\n",
+        rerun_requested_by="octocat",
+        updated_at=NOW,
+    )
+
+
+async def test_pull_state_is_saved_and_replaced(store: Store) -> None:
+    assert await store.get_pull(1, 2) is None
+    first = pull(1, 2)
+    await store.save_pull(first)
+    assert await store.get_pull(1, 2) == first
+
+    replaced = PullState(repo_id=1, number=2, newest_head_sha="c" * 40, updated_at=NOW + 1)
+    await store.save_pull(replaced)
+
+    assert await store.get_pull(1, 2) == replaced  # every field replaced, Nones included
+    assert await store.get_pull(1, 3) is None
+    assert await store.get_pull(2, 2) is None
+
+
+async def test_forget_repositories_drops_only_theirs(store: Store) -> None:
+    for repo_id, number in [(1, 1), (1, 2), (2, 1), (3, 1)]:
+        await store.save_pull(pull(repo_id, number))
+
+    await store.forget_repositories([1, 3, 99])
+    await store.forget_repositories([])
+
+    assert await store.get_pull(1, 1) is None
+    assert await store.get_pull(1, 2) is None
+    assert await store.get_pull(3, 1) is None
+    assert await store.get_pull(2, 1) == pull(2, 1)
+
+
+# Schema and several stores on one database --------------------------------------------------
+
+
+async def test_setup_is_idempotent_and_data_persists(connect: Connect) -> None:
+    first = await connect()
+    await first.setup()
+    await enqueue(first, "d1")
+    await first.save_pull(pull(1, 2))
+    await first.close()
+
+    reopened = await connect()
+    await reopened.setup()
+
+    assert await reopened.delivery_seen("d1")
+    assert await reopened.get_pull(1, 2) == pull(1, 2)
+    assert await claimed_delivery(reopened, "w1", NOW) == "d1"
+
+
+async def test_a_claim_by_one_store_is_seen_by_another(connect: Connect) -> None:
+    first, second = await connect(), await connect()
+    await enqueue(first, "d1")
+
+    job = await second.claim("w2", LEASE, NOW)
+
+    assert job is not None
+    assert await first.job_status("d1") == (JobStatus.RUNNING, 1, None)
+    assert await first.claim("w1", LEASE, NOW) is None
+    await first.complete(job.id, "w1", NOW)  # not first's worker's job
+    await second.complete(job.id, "w2", NOW)
+    assert await first.job_status("d1") == (JobStatus.DONE, 1, None)
+
+
+async def test_racing_stores_hand_each_job_to_exactly_one_owner(connect: Connect) -> None:
+    stores = [await connect(), await connect()]
+    jobs = 200
+    for i in range(jobs):
+        await enqueue(stores[0], f"d{i}", key=f"pr-{i % 5}")  # fewer keys than workers
+    claims: Counter[int] = Counter()
+    running_keys: set[str] = set()
+
+    async def worker(store: Store, owner: str) -> None:
+        deadline = time.monotonic() + 30
+        for _ in range(jobs * 20):  # bounded even if the queue never drains
+            if time.monotonic() > deadline:
+                return
+            job = await store.claim(owner, LEASE, NOW)
+            if job is None:
+                if await store.queue_depth(NOW) == 0:
+                    return
+                await asyncio.sleep(0.001)
+                continue
+            assert job.serial_key not in running_keys, "two live jobs on one serial key"
+            running_keys.add(job.serial_key)
+            claims[job.id] += 1
+            await asyncio.sleep(0)  # let the others try while this one runs
+            running_keys.discard(job.serial_key)  # before complete frees the key for others
+            await store.complete(job.id, owner, NOW)
+
+    await asyncio.gather(
+        *(worker(store, f"s{s}-w{w}") for s, store in enumerate(stores) for w in range(4))
+    )
+
+    assert len(claims) == jobs
+    assert set(claims.values()) == {1}
+    assert await stores[1].queue_depth(NOW) == 0
+
+
+async def test_racing_stores_record_each_delivery_once(connect: Connect) -> None:
+    first, second = await connect(), await connect()
+    ids = [f"d{i}" for i in range(50)]
+
+    results = await asyncio.gather(
+        *(
+            store.record_delivery(i, "push", None, new_job(), NOW)
+            for i in ids
+            for store in (first, second)
+        )
+    )
+
+    assert results.count(True) == len(ids)
+    assert await second.queue_depth(NOW) == len(ids)
+
+
+# SQLite in particular ------------------------------------------------------------------------
+
+
+async def test_an_in_memory_database_works() -> None:
+    store = SQLiteStore(":memory:")
+    try:
+        await store.setup()
+        await enqueue(store, "d1")
+        assert await claimed_delivery(store, "w1", NOW) == "d1"
+    finally:
+        await store.close()
+
+
+async def test_the_file_is_in_wal_mode_at_the_latest_schema(tmp_path: Path) -> None:
+    path = str(tmp_path / "perfbot.db")
+    store = SQLiteStore(path)
+    await store.setup()
+    await store.setup()
+    await store.close()
+
+    with sqlite3.connect(path) as conn:
+        (mode,) = conn.execute("PRAGMA journal_mode").fetchone()
+        versions = [row[0] for row in conn.execute("SELECT version FROM schema_version")]
+    conn.close()
+
+    assert mode == "wal"
+    assert versions == list(range(1, len(MIGRATIONS) + 1))
+
+
+async def test_a_schema_newer_than_the_code_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "perfbot.db")
+    store = SQLiteStore(path)
+    await store.setup()
+    await store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (?, 0)", (len(MIGRATIONS) + 1,))
+    conn.close()
+
+    newer = SQLiteStore(path)
+    try:
+        with pytest.raises(SchemaTooNew, match="upgrade perfbot"):
+            await newer.setup()
+    finally:
+        await newer.close()
+
+
+async def test_a_closed_store_says_so(tmp_path: Path) -> None:
+    store = SQLiteStore(str(tmp_path / "perfbot.db"))
+    await store.setup()
+    await store.close()
+    await store.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.queue_depth(NOW)
+
+
+async def test_waiting_for_the_write_lock_leaves_the_loop_running(tmp_path: Path) -> None:
+    path = str(tmp_path / "perfbot.db")
+    store = SQLiteStore(path)
+    await store.setup()
+    other_process = sqlite3.connect(path, isolation_level=None)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    ticker = asyncio.create_task(tick())
+    try:
+        other_process.execute("BEGIN IMMEDIATE")  # hold the write lock
+        write = asyncio.create_task(store.record_delivery("d1", "push", None, new_job(), NOW))
+        await asyncio.sleep(0.3)
+        assert not write.done(), "the write should still be waiting for the lock"
+        assert ticks >= 10, "the loop stood still while the store waited"
+        other_process.execute("COMMIT")
+        assert await asyncio.wait_for(write, 5)
+    finally:
+        ticker.cancel()
+        other_process.close()
+        await store.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param("{tmp}/plain.db", "{tmp}/plain.db", id="absolute-path"),
+        pytest.param("relative.db", "{tmp}/cwd/relative.db", id="relative-path"),
+        pytest.param(
+            "sqlite:///sub/relative.db", "{tmp}/cwd/sub/relative.db", id="sqlite-relative"
+        ),
+        pytest.param("sqlite:///{tmp}/abs.db", "{tmp}/abs.db", id="sqlite-absolute"),
+    ],
+)
+async def test_open_store_opens_sqlite_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, expected: str
+) -> None:
+    (tmp_path / "cwd" / "sub").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "cwd")
+    store = open_store(url.format(tmp=tmp_path))
+    try:
+        await store.setup()
+        await enqueue(store, "d1")
+    finally:
+        await store.close()
+    assert Path(expected.format(tmp=tmp_path)).is_file()
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://perfbot@db/perfbot", "postgres://db/perfbot", "postgresql+psycopg://x"]
+)
+def test_open_store_refuses_postgresql_for_now(url: str) -> None:
+    with pytest.raises(ValueError, match="PostgreSQL support is not built yet"):
+        open_store(url)
+
+
+@pytest.mark.parametrize("url", ["", "mysql://db/perfbot", "sqlite://relative.db", "sqlite:///"])
+def test_open_store_names_the_accepted_forms(url: str) -> None:
+    with pytest.raises(ValueError, match=r"sqlite:////absolute/path\.db"):
+        open_store(url)

@@ -1,0 +1,295 @@
+"""The App end to end against the fake GitHub (in-process): deliveries in, PR comments out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from perfbot.render import MARKER
+from tests.fakegithub import Run
+from tests.harness import (
+    SECRET,
+    ZPERF_BASE,
+    World,
+    in_process_service,
+    regressed,
+    report_zip,
+    wait_idle,
+    wait_until,
+    zip_of,
+)
+
+HEAD = "a" * 40
+NEWER = "b" * 40
+
+
+@pytest.fixture
+def world() -> World:
+    return World.create()
+
+
+def test_first_comment_then_edit_in_place(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        body, headers = world.delivery(world.measured_run(pull, 1001))
+        assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        wait_until(lambda: len(world.bot_comments(7)) == 1, what="the first comment")
+        (first,) = world.bot_comments(7)
+        assert first.startswith(MARKER)
+        assert "1 regression" in first
+        assert "tcp4&#95;mbps" in first
+        assert "🔴 **−10.00 %**" in first
+        first_id = world.fake.bot_comments(world.repo, 7)[0].id
+
+        # A second run for the same head (a re-run) edits the same comment.
+        report = report_zip({**ZPERF_BASE})
+        body, headers = world.delivery(world.measured_run(pull, 1002, report=report))
+        client.post("/webhook", content=body, headers=headers)
+        wait_until(lambda: "no change beyond the noise floor" in world.bot_comments(7)[0])
+        comments = world.fake.bot_comments(world.repo, 7)
+        assert [c.id for c in comments] == [first_id]
+        assert world.fake.foreign_comment_edits == []
+
+
+def test_deleted_comment_is_recreated(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+        world.fake.delete_comment(world.fake.bot_comments(world.repo, 7)[0].id)
+        post_run(client, world, world.measured_run(pull, 1002))
+        wait_until(lambda: len(world.bot_comments(7)) == 1, what="the comment to come back")
+
+
+def test_existing_own_comment_is_adopted_and_foreign_markers_ignored(
+    world: World, tmp_path: Path
+) -> None:
+    pull = world.pull(7, HEAD)
+    # Someone pastes perfbot's marker: that comment must never be edited.
+    forged = world.fake.add_comment(world.repo, 7, f"{MARKER}\nfake all-green report")
+    own = world.fake.add_bot_comment(world.repo, 7, f"{MARKER}\nold report from a lost database")
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+        wait_until(lambda: "1 regression" in world.fake.comments[own.id].body)
+    assert world.fake.comments[forged.id].body.endswith("fake all-green report")
+    assert len(world.fake.bot_comments(world.repo, 7)) == 1
+
+
+def test_fork_pr_without_pull_requests_in_the_run(world: World, tmp_path: Path) -> None:
+    pull = world.pull(9, HEAD, fork=True)
+    run = world.measured_run(pull, 1001, hint=None)
+    with in_process_service(world, tmp_path / "db") as client:
+        body, headers = world.delivery(run)
+        assert b'"pull_requests": []' in body
+        client.post("/webhook", content=body, headers=headers)
+        wait_until(lambda: len(world.bot_comments(9)) == 1, what="the fork PR's comment")
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [8, 7_000, b"not a zip", zip_of({"n.txt": "abc"}), zip_of({"n.txt": "99999999999"})],
+    ids=["other-open-pr", "missing-pr", "not-a-zip", "not-a-number", "huge"],
+)
+def test_forged_pr_number_posts_nowhere_else(
+    world: World, tmp_path: Path, hint: int | bytes
+) -> None:
+    pull = world.pull(7, HEAD)
+    victim = world.pull(8, "c" * 40)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001, hint=hint))
+        # The hint is rejected, and the run's real PR is derived from its head commit.
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+    assert world.bot_comments(victim.number) == []
+
+
+def test_forged_pr_number_of_a_fork_with_no_open_pr_posts_nothing(
+    world: World, tmp_path: Path
+) -> None:
+    closed = world.fake.add_pull(world.repo, 7, HEAD, "feature", state="closed")
+    world.pull(8, "c" * 40)
+    run = world.measured_run(closed, 1001, hint=8)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, run)
+        wait_idle(client.get)
+    assert world.fake.write_calls() == []
+
+
+def test_expired_artifact_posts_nothing(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001, expired=True))
+        wait_idle(client.get)
+    assert world.fake.write_calls() == []
+    assert world.fake.unknown_routes == []
+
+
+def test_missing_base_side_is_not_available(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    report = report_zip(head=regressed(), base=None)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001, report=report))
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+    (comment,) = world.bot_comments(7)
+    assert "comparison not available (no base measurement)" in comment
+
+
+@pytest.mark.parametrize(
+    ("report", "expected"),
+    [
+        (b"PK\x03\x04 truncated", "could not be read"),
+        (
+            zip_of(
+                {
+                    "head/x/a.json": '{"perfbot": 1, "metrics": [{"name": "@x"}]}',
+                    "base/x/a.json": "garbage",
+                }
+            ),
+            "not a supported report format",
+        ),
+    ],
+    ids=["broken-zip", "broken-files"],
+)
+def test_malformed_report_is_explained(
+    world: World, tmp_path: Path, report: bytes, expected: str
+) -> None:
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001, report=report))
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+    (comment,) = world.bot_comments(7)
+    assert expected in comment
+    assert "Traceback" not in comment
+    assert "@x" not in comment
+
+
+def test_repeated_delivery_runs_once(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    run = world.measured_run(pull, 1001)
+    with in_process_service(world, tmp_path / "db") as client:
+        body, headers = world.delivery(run, delivery_id="same-guid")
+        first = client.post("/webhook", content=body, headers=headers)
+        second = client.post("/webhook", content=body, headers=headers)
+        assert first.json() == {"status": "queued"}
+        assert second.json() == {"status": "duplicate"}
+        wait_idle(client.get)
+    assert len([r for r in world.fake.write_calls() if r.method == "POST"]) == 1
+
+
+def test_bad_signature_is_refused_and_nothing_stored(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        body, headers = world.delivery(world.measured_run(pull, 1001), delivery_id="d1")
+        forged = {**headers, "X-Hub-Signature-256": "sha256=" + "0" * 64}
+        assert client.post("/webhook", content=body, headers=forged).status_code == 401
+        unsigned = {k: v for k, v in headers.items() if not k.startswith("X-Hub-Signature")}
+        assert client.post("/webhook", content=body, headers=unsigned).status_code == 401
+        # The same delivery id, correctly signed, is still new: nothing was stored.
+        assert client.post("/webhook", content=body, headers=headers).json()["status"] == "queued"
+
+
+def test_storage_host_never_sees_the_token(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+    assert world.fake.storage_requests
+    assert all("authorization" not in r.headers for r in world.fake.storage_requests)
+
+
+def test_started_run_marks_the_comment_stale(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+        pull.head_sha = NEWER  # a new push
+        started = world.measured_run(pull, 1002, status="in_progress")
+        post_run(client, world, started, "in_progress")
+        wait_until(lambda: "is being measured" in world.bot_comments(7)[0])
+        (comment,) = world.bot_comments(7)
+        assert f"previous commit <code>{HEAD[:7]}</code>" in comment
+        assert "1 regression" in comment  # the old numbers are still shown
+
+
+def test_old_run_finishing_late_does_not_replace_the_newer_result(
+    world: World, tmp_path: Path
+) -> None:
+    pull = world.pull(7, HEAD)
+    old = world.measured_run(pull, 1001)
+    with in_process_service(world, tmp_path / "db") as client:
+        pull.head_sha = NEWER
+        new = world.measured_run(pull, 1002, report=report_zip({**ZPERF_BASE}))
+        post_run(client, world, new)
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+        post_run(client, world, old)
+        wait_idle(client.get)
+    (comment,) = world.bot_comments(7)
+    assert "no change beyond the noise floor" in comment
+
+
+def test_concurrent_runs_for_one_pr_leave_one_comment(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    runs = [world.measured_run(pull, 2000 + n) for n in range(6)]
+    with in_process_service(world, tmp_path / "db", PERFBOT_WORKERS="8") as client:
+        for run in runs:
+            post_run(client, world, run)
+        wait_idle(client.get)
+    assert len(world.bot_comments(7)) == 1
+
+
+def test_disabled_repository_gets_no_write(tmp_path: Path) -> None:
+    world = World.create(files={".github/perfbot.yml": "enabled: false\n"})
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+        wait_idle(client.get)
+    assert world.fake.write_calls() == []
+
+
+def test_operator_denied_repository_is_not_even_queued(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db", PERFBOT_DISABLED_REPOS="acme/*") as client:
+        response = post_run(client, world, world.measured_run(pull, 1001))
+        assert response.json() == {"status": "ignored"}
+    assert world.fake.requests == []
+
+
+def test_invalid_config_is_one_line_in_the_comment(tmp_path: Path) -> None:
+    world = World.create(files={".github/perfbot.yml": "threshold: lots\n"})
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+    (comment,) = world.bot_comments(7)
+    assert "threshold" in comment
+    assert "Noise floor ±1 %" in comment  # the default was used
+
+
+def test_health_and_metrics(world: World, tmp_path: Path) -> None:
+    with in_process_service(world, tmp_path / "db") as client:
+        assert client.get("/healthz").json() == {"status": "ok", "queue_depth": 0}
+        body = b'{"zen": "hi"}'
+        client.post(
+            "/webhook", content=body, headers=world.fake.webhook_headers("ping", body, SECRET)
+        )
+        metrics = client.get("/metrics").text
+    assert 'perfbot_deliveries_total{event="ping",outcome="ping"} 1.0' in metrics
+    assert "perfbot_queue_depth" in metrics
+
+
+def test_oversized_body_is_refused(world: World, tmp_path: Path) -> None:
+    with in_process_service(world, tmp_path / "db") as client:
+        body = b" " * (25 * 1024 * 1024 + 1)
+        headers = world.fake.webhook_headers("push", body, SECRET)
+        response = client.post("/webhook", content=body, headers=headers)
+    assert response.status_code == 413
+
+
+def post_run(
+    client: httpx.Client, world: World, run: Run, action: str = "completed"
+) -> httpx.Response:
+    body, headers = world.delivery(run, action)
+    response = client.post("/webhook", content=body, headers=headers)
+    assert response.status_code == 202, response.text
+    return response

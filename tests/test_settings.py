@@ -1,0 +1,65 @@
+"""Operator settings: defaults, and one clear sentence per missing or invalid variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perfbot.settings import Settings, SettingsError
+
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"
+BASE = {"PERFBOT_APP_ID": "42", "PERFBOT_PRIVATE_KEY": PEM, "PERFBOT_WEBHOOK_SECRET": "zesecret"}
+
+
+def test_defaults() -> None:
+    settings = Settings.from_env(BASE)
+    assert settings.app_id == 42
+    assert settings.github_url == "https://api.github.com"
+    assert settings.database_url == "perfbot.db"
+    assert settings.workers >= 1
+    assert settings.disabled_repos == ()
+    assert "zesecret" not in repr(settings)  # secrets stay out of reprs and logs
+    assert "PRIVATE KEY" not in repr(settings)
+
+
+def test_key_from_a_file_and_escaped_newlines(tmp_path: Path) -> None:
+    key = tmp_path / "app.pem"
+    key.write_text(PEM + "\n")
+    env = dict(BASE, PERFBOT_PRIVATE_KEY="")
+    env["PERFBOT_PRIVATE_KEY_PATH"] = str(key)
+    assert Settings.from_env(env).private_key.startswith("-----BEGIN RSA")
+    one_line = dict(BASE, PERFBOT_PRIVATE_KEY=PEM.replace("\n", "\\n"))
+    assert "\n" in Settings.from_env(one_line).private_key
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"PERFBOT_APP_ID": ""}, "PERFBOT_APP_ID is not set"),
+        ({"PERFBOT_APP_ID": "my-app"}, "numeric id"),
+        ({"PERFBOT_WEBHOOK_SECRET": ""}, "PERFBOT_WEBHOOK_SECRET is not set"),
+        ({"PERFBOT_PRIVATE_KEY": ""}, "PERFBOT_PRIVATE_KEY or PERFBOT_PRIVATE_KEY_PATH is not set"),
+        ({"PERFBOT_PRIVATE_KEY": "hunter2"}, "not a PEM key"),
+        ({"PERFBOT_PRIVATE_KEY_PATH": "/nonexistent/key.pem"}, "not both"),
+        ({"PERFBOT_GITHUB_URL": "ftp://x"}, "http(s) URL"),
+        ({"PERFBOT_WORKERS": "0"}, "from 1 to 256"),
+        ({"PERFBOT_DISABLED_REPOS": "justaname"}, "owner/repo or owner/*"),
+    ],
+)
+def test_invalid_settings_say_which_and_why(change: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Settings.from_env({**BASE, **change})
+
+
+def test_unreadable_key_file() -> None:
+    env = {**BASE, "PERFBOT_PRIVATE_KEY": "", "PERFBOT_PRIVATE_KEY_PATH": "/nonexistent/k.pem"}
+    with pytest.raises(SettingsError, match="cannot be read"):
+        Settings.from_env(env)
+
+
+def test_disabled_repo_patterns() -> None:
+    settings = Settings.from_env({**BASE, "PERFBOT_DISABLED_REPOS": "acme/*, Other/Repo"})
+    assert settings.repo_disabled("acme/anything")
+    assert settings.repo_disabled("other/repo")
+    assert not settings.repo_disabled("other/repo2")

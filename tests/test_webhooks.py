@@ -1,0 +1,96 @@
+"""Signature checks and which deliveries become jobs, with GitHub's real payloads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perfbot.webhooks import (
+    SignatureMismatch,
+    WebhookError,
+    job_for,
+    parse_delivery,
+    sign,
+    verify_signature,
+)
+from tests.paths import shared
+
+
+def test_github_documented_test_vector() -> None:
+    # From GitHub's "Validating webhook deliveries" page.
+    secret, body = "It's a Secret to Everybody", b"Hello, World!"
+    expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert sign(secret, body) == expected
+    verify_signature(secret, body, expected)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        None,
+        "",
+        "sha1=0123",
+        "sha256=",
+        "sha256=" + "0" * 64,
+        sign("other secret", b"{}"),
+        sign("s3cret", b"{} "),
+    ],
+    ids=["missing", "empty", "sha1", "no-digest", "zeros", "other-secret", "other-body"],
+)
+def test_bad_signatures_are_refused(header: str | None) -> None:
+    with pytest.raises(SignatureMismatch):
+        verify_signature("s3cret", b"{}", header)
+
+
+def headers(event: str, delivery: str = "d-1") -> dict[str, str]:
+    return {"x-github-event": event, "x-github-delivery": delivery}
+
+
+def payload_of(path: str) -> bytes:
+    return shared(path).read_bytes()
+
+
+def test_completed_pull_request_run_becomes_a_job() -> None:
+    body = json.loads(
+        payload_of(
+            "generated/github-webhooks-derived/workflow_run.completed.fork_pr.DERIVED.payload.json"
+        )
+    )
+    raw = json.dumps(body).encode()
+    job = job_for(parse_delivery(headers("workflow_run"), raw))
+    assert job is not None
+    run = body["workflow_run"]
+    assert job.serial_key == (
+        f"{body['repository']['id']}:{run['head_repository']['id']}:{run['head_branch']}"
+    )
+    assert job.installation_id == body["installation"]["id"]
+    assert json.loads(job.payload) == body
+
+
+def test_runs_of_other_events_are_ignored() -> None:
+    # octokit's examples are repository_dispatch runs: nothing to compare.
+    raw = payload_of("octokit-webhooks/workflow_run/completed.payload.json")
+    assert job_for(parse_delivery(headers("workflow_run"), raw)) is None
+
+
+@pytest.mark.parametrize("event", ["issues", "push", "star"])
+def test_unrelated_events_are_ignored(event: str) -> None:
+    assert job_for(parse_delivery(headers(event), b'{"action": "opened"}')) is None
+
+
+@pytest.mark.parametrize(
+    ("hdrs", "body", "message"),
+    [
+        ({"x-github-event": "push"}, b"{}", "X-GitHub-Delivery"),
+        ({"x-github-delivery": "x"}, b"{}", "X-GitHub-Event"),
+        (headers("push"), b"not json", "not JSON"),
+        (headers("push"), b"[1, 2]", "not a JSON object"),
+        (headers("push"), b"\xff\xfe", "not JSON"),
+        (headers("push"), b"[" * 100_000, "not JSON"),
+    ],
+    ids=["no-delivery", "no-event", "not-json", "array", "binary", "deep"],
+)
+def test_malformed_deliveries(hdrs: dict[str, str], body: bytes, message: str) -> None:
+    with pytest.raises(WebhookError, match=message):
+        parse_delivery(hdrs, body)
