@@ -74,6 +74,7 @@ def create_app(
                 repo_disabled=settings.repo_disabled,
                 metrics=metrics,
                 clock=clock,
+                lease_seconds=settings.lease_seconds,
             )
             worker.start()
             services.worker, services.on_enqueue = worker, worker.wake

@@ -12,7 +12,10 @@ from perfbot.errors import PerfbotError
 
 DEFAULT_GITHUB_URL = "https://api.github.com"
 DEFAULT_DATABASE_URL = "perfbot.db"
-DEFAULT_WORKERS = 8
+DEFAULT_WORKERS = 16
+# How long a claimed job stays claimed without a sign of life from its worker; after
+# that (the process died) another worker takes it over.
+DEFAULT_LEASE_SECONDS = 120.0
 
 
 class SettingsError(PerfbotError):
@@ -28,6 +31,7 @@ class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     disabled_repos: tuple[str, ...] = ()
     workers: int = DEFAULT_WORKERS
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -41,6 +45,7 @@ class Settings:
             database_url=env.get("PERFBOT_DATABASE_URL", "").strip() or DEFAULT_DATABASE_URL,
             disabled_repos=_patterns(env.get("PERFBOT_DISABLED_REPOS", "")),
             workers=_workers(env),
+            lease_seconds=_lease(env),
         )
 
     def repo_disabled(self, full_name: str) -> bool:
@@ -118,3 +123,18 @@ def _workers(env: Mapping[str, str]) -> int:
     if not raw.isdigit() or not 1 <= int(raw) <= 256:
         raise SettingsError(f"PERFBOT_WORKERS must be a number from 1 to 256, got {raw[:20]!r}.")
     return int(raw)
+
+
+def _lease(env: Mapping[str, str]) -> float:
+    raw = env.get("PERFBOT_LEASE_SECONDS", "").strip()
+    if not raw:
+        return DEFAULT_LEASE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 1 <= value <= 3600:
+        raise SettingsError(
+            f"PERFBOT_LEASE_SECONDS must be seconds from 1 to 3600, got {raw[:20]!r}."
+        )
+    return value

@@ -43,7 +43,9 @@ class Worker:
         metrics: Metrics | None = None,
         configs: ConfigCache | None = None,
         clock: Callable[[], float] = time.time,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> None:
+        self._lease = lease_seconds
         self._store = store
         self._github = github
         self._concurrency = concurrency
@@ -74,7 +76,7 @@ class Worker:
     async def _loop(self, owner: str) -> None:
         while not self._stopping.is_set():
             try:
-                job = await self._store.claim(owner, LEASE_SECONDS, self._clock())
+                job = await self._store.claim(owner, self._lease, self._clock())
             except Exception:
                 log.exception("claiming a job failed")
                 job = None
@@ -166,8 +168,8 @@ class Worker:
 
     async def _keep_lease(self, job: Job, owner: str) -> None:
         while True:
-            await asyncio.sleep(LEASE_SECONDS / 3)
-            if not await self._store.extend_lease(job.id, owner, LEASE_SECONDS, self._clock()):
+            await asyncio.sleep(self._lease / 3)
+            if not await self._store.extend_lease(job.id, owner, self._lease, self._clock()):
                 # The job outlived its lease (a stalled event loop?). The per-PR lock still
                 # guards the comment; the operator should know the job may run twice.
                 log.warning("lease of job %s was lost while it ran", job.id)

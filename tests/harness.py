@@ -230,8 +230,14 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@dataclass
+class RunningPerfbot:
+    client: httpx.Client
+    process: subprocess.Popen[bytes]
+
+
 @contextmanager
-def perfbot_process(env: Mapping[str, str], log: Path) -> Iterator[httpx.Client]:
+def perfbot_process(env: Mapping[str, str], log: Path) -> Iterator[RunningPerfbot]:
     """``perfbot serve`` as a real process on a free loopback port; stopped by its PID."""
     port = free_port()
     with log.open("wb") as out:
@@ -244,7 +250,7 @@ def perfbot_process(env: Mapping[str, str], log: Path) -> Iterator[httpx.Client]
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
         try:
             wait_until(lambda: _healthy(client, process), 30, "perfbot serve to start")
-            yield client
+            yield RunningPerfbot(client, process)
         finally:
             client.close()
             if process.poll() is None:

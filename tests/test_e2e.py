@@ -1,0 +1,128 @@
+"""``perfbot serve`` as a real process, the fake GitHub on real loopback sockets."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakegithub import serve
+from tests.harness import (
+    World,
+    perfbot_process,
+    settings_env,
+    wait_until,
+)
+
+pytestmark = pytest.mark.slow
+HEAD = "a" * 40
+
+
+def test_comment_over_real_sockets_without_leaking_credentials(tmp_path: Path) -> None:
+    world = World.create()
+    pull = world.pull(7, HEAD)
+    run = world.measured_run(pull, 1001)
+    log = tmp_path / "perfbot.log"
+    with serve(world.fake) as fake:
+        env = settings_env(fake.api_url, tmp_path / "perfbot.db")
+        with perfbot_process(env, log) as bot:
+            client = bot.client
+            body, headers = world.delivery(run, delivery_id="guid-1")
+            assert client.post("/webhook", content=body, headers=headers).status_code == 202
+            again = client.post("/webhook", content=body, headers=headers)
+            assert again.json() == {"status": "duplicate"}
+            forged = {**headers, "X-Hub-Signature-256": "sha256=" + "1" * 64}
+            assert client.post("/webhook", content=body, headers=forged).status_code == 401
+            wait_until(lambda: len(world.bot_comments(7)) == 1, 30, "the comment")
+            done = 'perfbot_jobs_total{event="workflow_run",outcome="done"} 1.0'
+            wait_until(lambda: done in client.get("/metrics").text, 10, "the job's metric")
+            metrics = client.get("/metrics").text
+        storage_port = fake.storage_url.rsplit(":", 1)[1]
+        api_port = fake.api_url.rsplit(":", 1)[1]
+    assert storage_port != api_port
+    assert world.fake.storage_requests
+    assert all("authorization" not in r.headers for r in world.fake.storage_requests)
+    assert 'outcome="rejected_401"' in metrics
+    text = log.read_text()
+    for token in world.fake.tokens:
+        assert token not in text
+    for blob in world.fake.blobs:
+        assert blob not in text
+    assert '"delivery": "guid-1"' in text  # logs are keyed by delivery id
+
+
+def test_a_killed_process_loses_nothing(tmp_path: Path) -> None:
+    """SIGKILL while GitHub hangs mid-job: the restarted process finishes the job."""
+    world = World.create()
+    pull = world.pull(7, HEAD)
+    run = world.measured_run(pull, 1001)
+    database = tmp_path / "perfbot.db"
+    with serve(world.fake) as fake:
+        # A short lease lets the test see the takeover quickly.
+        env = {**settings_env(fake.api_url, database), "PERFBOT_LEASE_SECONDS": "2"}
+        fake.hang_next(1, 30, path_contains="/artifacts")
+        with perfbot_process(env, tmp_path / "first.log") as bot:
+            body, headers = world.delivery(run, delivery_id="guid-kill")
+            bot.client.post("/webhook", content=body, headers=headers)
+            wait_until(
+                lambda: any("/contents/" in r.path for r in fake.requests), 15, "the job to start"
+            )
+            time.sleep(0.5)
+            bot.process.send_signal(signal.SIGKILL)  # the process this test started
+            bot.process.wait(timeout=10)
+            assert world.bot_comments(7) == []
+        with perfbot_process(env, tmp_path / "second.log"):
+            wait_until(lambda: len(world.bot_comments(7)) == 1, 40, "the job to be taken over")
+    assert len(world.bot_comments(7)) == 1
+
+
+def test_missing_settings_stop_startup_with_one_sentence(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFBOT_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "perfbot", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("perfbot: PERFBOT_APP_ID is not set")
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_invalid_key_stops_startup(tmp_path: Path) -> None:
+    env = {**os.environ, **settings_env("http://127.0.0.1:9", tmp_path / "db")}
+    env["PERFBOT_PRIVATE_KEY"] = "not a key"
+    result = subprocess.run(
+        [sys.executable, "-m", "perfbot", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "not a PEM key" in result.stderr
+
+
+def test_unreachable_github_is_retried_not_crashed(tmp_path: Path) -> None:
+    world = World.create()
+    pull = world.pull(7, HEAD)
+    run = world.measured_run(pull, 1001)
+    with serve(world.fake) as fake:
+        fake.fail_next(3, status=502)
+        env = settings_env(fake.api_url, tmp_path / "perfbot.db")
+        with perfbot_process(env, tmp_path / "perfbot.log") as bot:
+            body, headers = world.delivery(run)
+            bot.client.post("/webhook", content=body, headers=headers)
+            wait_until(lambda: len(world.bot_comments(7)) == 1, 60, "the comment after 502s")
+            assert bot.client.get("/healthz").status_code == 200
+    assert any(r.status == 502 for r in world.fake.requests)
