@@ -73,6 +73,13 @@ class RateLimited(GitHubError):
         self.retry_after = retry_after
 
 
+class AuthFailed(GitHubError):
+    """401: a wrong key, a revoked installation or a skewed clock. Retried (with backoff)
+    so that deliveries survive until the operator fixes the credentials."""
+
+    retryable = True
+
+
 class ArtifactGone(GitHubError):
     """The artifact expired or was deleted (404/410)."""
 
@@ -152,7 +159,7 @@ class GitHubApp:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         metrics: Metrics | None = None,
-        max_connections: int = 50,
+        max_connections: int = 20,
     ) -> None:
         self.app_id = app_id
         inner = transport or httpx.AsyncHTTPTransport(
@@ -203,6 +210,14 @@ class Installation:
         self._gh = github
         self._storage = storage
         self.app_id = app_id
+
+    async def __aenter__(self) -> Installation:
+        """One HTTP client for all the calls of a job, instead of one per call."""
+        await self._gh.__aenter__()  # type: ignore[no-untyped-call]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._gh.__aexit__()
 
     async def list_run_artifacts(self, owner: str, repo: str, run_id: int) -> list[ArtifactInfo]:
         async def page(number: int) -> list[models.Artifact]:
@@ -391,6 +406,12 @@ async def _mapped(send: Callable[[], Awaitable[T]]) -> T:
 
 
 def _status_error(status: int, what: str) -> GitHubError:
+    if status == 401:
+        return AuthFailed(
+            f"GitHub refused the App's credentials (401) on a {what}: check PERFBOT_APP_ID, "
+            "the private key and the server clock",
+            status,
+        )
     if status >= 500 or status == 429:
         return GitHubUnavailable(f"GitHub answered {status} to a {what}", status)
     return GitHubError(f"GitHub answered {status} to a {what}", status)

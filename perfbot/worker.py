@@ -55,37 +55,59 @@ class Worker:
         self._clock = clock
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
-        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        self._running: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(concurrency)
+        self._dispatcher: asyncio.Task[None] | None = None
+        # Unique per process: the store checks ownership of a claimed job by this name.
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
 
     def start(self) -> None:
-        self._tasks = [
-            asyncio.create_task(self._loop(f"{self.name}:{n}")) for n in range(self._concurrency)
-        ]
+        self._dispatcher = asyncio.create_task(self._dispatch())
 
     def wake(self) -> None:
-        """A job was just enqueued: idle loops look now instead of at their next poll."""
+        """A job was just enqueued: the dispatcher looks now instead of at its next poll."""
         self._wake.set()
 
     async def stop(self) -> None:
         """Let running jobs finish (their leases protect them if the process dies)."""
         self._stopping.set()
         self._wake.set()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._dispatcher is not None:
+            await asyncio.gather(self._dispatcher, return_exceptions=True)
+        await asyncio.gather(*self._running, return_exceptions=True)
 
-    async def _loop(self, owner: str) -> None:
+    async def _dispatch(self) -> None:
+        """Claim a job whenever a slot is free; one claimer, so idle slots cost nothing."""
         while not self._stopping.is_set():
+            await self._slots.acquire()
+            job = await self._next_job()
+            if job is None:  # stopping
+                self._slots.release()
+                return
+            task = asyncio.create_task(self._run_in_slot(job))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+
+    async def _next_job(self) -> Job | None:
+        while not self._stopping.is_set():
+            # Cleared before the claim, so an enqueue during the claim is not missed.
+            self._wake.clear()
             try:
-                job = await self._store.claim(owner, self._lease, self._clock())
+                job = await self._store.claim(self.name, self._lease, self._clock())
             except Exception:
                 log.exception("claiming a job failed")
                 job = None
-            if job is None:
-                self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), IDLE_POLL_SECONDS)
-                continue
-            await self.run_job(job, owner)
+            if job is not None:
+                return job
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), IDLE_POLL_SECONDS)
+        return None
+
+    async def _run_in_slot(self, job: Job) -> None:
+        try:
+            await self.run_job(job, self.name)
+        finally:
+            self._slots.release()
 
     async def run_job(self, job: Job, owner: str) -> None:
         extra = {
@@ -125,7 +147,8 @@ class Worker:
                 worker=owner,
                 log=job_log,
             )
-            await handler(ctx, json.loads(job.payload))
+            async with ctx.installation:
+                await handler(ctx, json.loads(job.payload))
         except (BadPayload, json.JSONDecodeError) as exc:
             return await self._give_up(job, owner, str(exc), job_log)
         except RateLimited as exc:

@@ -77,6 +77,8 @@ class SQLiteStore:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perfbot-sqlite")
         self._conn: sqlite3.Connection | None = None  # touched on the worker thread only
         self._closed = False
+        self._pending: list[tuple[_DeliveryRow, asyncio.Future[bool]]] = []
+        self._flushing = False
 
     async def _run(
         self,
@@ -122,7 +124,32 @@ class SQLiteStore:
     async def record_delivery(
         self, delivery_id: str, event: str, action: str | None, job: NewJob | None, now: float
     ) -> bool:
-        return await self._run(_record_delivery, delivery_id, event, action, job=job, now=now)
+        # Group commit: deliveries arriving while a transaction is running are written
+        # together in the next one. Each caller still hears back only after its delivery
+        # is committed, but a burst costs one transaction instead of one per delivery.
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._pending.append(((delivery_id, event, action, job, now), future))
+        if not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().create_task(self._flush_deliveries())
+        return await future
+
+    async def _flush_deliveries(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    results = await self._run(_record_deliveries, [item for item, _ in batch])
+                except Exception as exc:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for (_, future), result in zip(batch, results, strict=True):
+                    if not future.done():
+                        future.set_result(result)
+        finally:
+            self._flushing = False
 
     async def delivery_seen(self, delivery_id: str) -> bool:
         return await self._run(_exists, "SELECT 1 FROM deliveries WHERE id = ?", (delivery_id,))
@@ -244,38 +271,31 @@ def _write_owned(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) ->
     return changed > 0
 
 
-def _record_delivery(
-    conn: sqlite3.Connection,
-    delivery_id: str,
-    event: str,
-    action: str | None,
-    *,
-    job: NewJob | None,
-    now: float,
-) -> bool:
+_DeliveryRow = tuple[str, str, str | None, NewJob | None, float]
+
+
+def _record_deliveries(conn: sqlite3.Connection, rows: list[_DeliveryRow]) -> list[bool]:
+    """Several deliveries in one transaction; for each, whether it was new."""
     with _write(conn):
-        inserted = conn.execute(
-            "INSERT INTO deliveries (id, event, action, received_at) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (id) DO NOTHING",
-            (delivery_id, event, action, now),
-        ).rowcount
-        if not inserted:
-            return False
-        if job is not None:
-            conn.execute(
-                "INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,"
-                " status, attempts, due_at, created_at)"
-                " VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)",
-                (
-                    delivery_id,
-                    job.event,
-                    job.payload,
-                    job.serial_key,
-                    job.installation_id,
-                    now,
-                    now,
-                ),
-            )
+        return [_insert_delivery(conn, row) for row in rows]
+
+
+def _insert_delivery(conn: sqlite3.Connection, row: _DeliveryRow) -> bool:
+    delivery_id, event, action, job, now = row
+    inserted = conn.execute(
+        "INSERT INTO deliveries (id, event, action, received_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (id) DO NOTHING",
+        (delivery_id, event, action, now),
+    ).rowcount
+    if not inserted:
+        return False
+    if job is not None:
+        conn.execute(
+            "INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,"
+            " status, attempts, due_at, created_at)"
+            " VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)",
+            (delivery_id, job.event, job.payload, job.serial_key, job.installation_id, now, now),
+        )
     return True
 
 

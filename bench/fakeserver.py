@@ -1,0 +1,99 @@
+"""A fake GitHub in its own process for the service benchmarks (started by them, not by hand).
+
+It builds N pull requests with one finished measurement run each, writes the signed
+deliveries of those runs to a file, and serves the API, the artifact storage and a small
+control route (``GET /__bench/commented`` → how many of the PRs have perfbot's comment,
+``GET /__bench/calls`` → rate-limited API calls so far) on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.fakegithub import rsa_keypair
+from tests.harness import World
+
+FIRST_PULL = 100
+
+
+def build(world: World, events: int) -> list[dict[str, Any]]:
+    deliveries: list[dict[str, Any]] = []
+    for n in range(events):
+        pull = world.pull(FIRST_PULL + n, f"{n:040x}")
+        body, headers = world.delivery(world.measured_run(pull, 5000 + n))
+        deliveries.append({"body": body.decode(), "headers": headers})
+    return deliveries
+
+
+def control_app(world: World, events: int) -> Starlette:
+    async def commented(request: Request) -> JSONResponse:
+        count = sum(1 for n in range(events) if world.fake.bot_comments(world.repo, FIRST_PULL + n))
+        return JSONResponse({"commented": count})
+
+    async def calls(request: Request) -> JSONResponse:
+        return JSONResponse({"calls": len(world.fake.rate_limited_calls())})
+
+    return Starlette(
+        routes=[
+            Route("/__bench/commented", commented),
+            Route("/__bench/calls", calls),
+            Mount("/", app=world.fake.api_app),
+        ]
+    )
+
+
+async def serve(apps: list[Starlette], sockets: list[socket.socket]) -> None:
+    servers = [
+        uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", http="h11")
+        )
+        for app in apps
+    ]
+    await asyncio.gather(
+        *(s.serve(sockets=[sock]) for s, sock in zip(servers, sockets, strict=True))
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, required=True)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--out", type=Path, required=True, help="where to write the setup")
+    args = parser.parse_args()
+
+    sockets = []
+    for _ in range(2):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1024)
+        sockets.append(sock)
+    api_url, storage_url = (f"http://127.0.0.1:{s.getsockname()[1]}" for s in sockets)
+    world = World.create()
+    world.fake.api_url, world.fake.storage_url = api_url, storage_url
+    world.fake.latency = args.latency
+    deliveries = build(world, args.events)
+    setup = {
+        "api_url": api_url,
+        "private_key": rsa_keypair().private_pem,  # the key this fake trusts
+        "deliveries": deliveries,
+    }
+    args.out.write_text(json.dumps(setup))
+    asyncio.run(serve([control_app(world, args.events), world.fake.storage_app], sockets))
+
+
+if __name__ == "__main__":
+    main()

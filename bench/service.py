@@ -1,0 +1,166 @@
+"""Benchmark of the App end to end against the fake GitHub.
+
+  * events/s: N completed measurement runs for N pull requests are delivered to perfbot
+    (its HTTP endpoint, its SQLite queue, its workers); the clock stops when every PR has
+    its comment. Run with 0 ms and with 50 ms added to every GitHub API response.
+  * REST calls per event, as counted by the fake (calls that count against the
+    installation's rate limit; the token exchange does not): a first comment on a cold
+    repository, a first comment once the configuration is cached, and a steady-state
+    update of an existing comment.
+
+Run: .venv/bin/python bench/service.py [--events N] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.fakegithub import Pull
+from tests.harness import (
+    World,
+    in_process_service,
+    perfbot_process,
+    settings_env,
+    wait_until,
+)
+
+BENCH = Path(__file__).resolve().parent
+
+
+def events_per_second(events: int, latency: float, workers: int) -> tuple[float, float]:
+    """perfbot serve and the fake GitHub as separate processes, as in production."""
+    with tempfile.TemporaryDirectory() as tmp:
+        setup_file = Path(tmp) / "setup.json"
+        fake = subprocess.Popen(
+            [
+                sys.executable,
+                str(BENCH / "fakeserver.py"),
+                "--events",
+                str(events),
+                "--latency",
+                str(latency),
+                "--out",
+                str(setup_file),
+            ],
+        )
+        try:
+            wait_until(
+                lambda: setup_file.exists() and setup_file.stat().st_size > 0,
+                120,
+                "the fake GitHub",
+            )
+            time.sleep(0.5)  # the file is written just before the servers start
+            setup = json.loads(setup_file.read_text())
+            env = settings_env(
+                setup["api_url"],
+                Path(tmp) / "perfbot.db",
+                PERFBOT_WORKERS=str(workers),
+                PERFBOT_PRIVATE_KEY=setup["private_key"],  # the key this fake trusts
+            )
+            with perfbot_process(env, Path(tmp) / "perfbot.log") as bot:
+                deliveries = [(d["body"].encode(), d["headers"]) for d in setup["deliveries"]]
+                start = time.perf_counter()
+                asyncio.run(_post_all(str(bot.client.base_url), deliveries))
+                posted = time.perf_counter() - start
+                control = httpx.Client(base_url=setup["api_url"], timeout=10)
+                try:
+                    wait_until(
+                        lambda: control.get("/__bench/commented").json()["commented"] == events,
+                        timeout=600,
+                        what="every comment",
+                    )
+                except AssertionError:
+                    print((Path(tmp) / "perfbot.log").read_text()[-3000:], file=sys.stderr)
+                    raise
+                elapsed = time.perf_counter() - start
+                control.close()
+        finally:
+            fake.terminate()  # the process this benchmark started
+            fake.wait(timeout=10)
+    return events / elapsed, posted
+
+
+async def _post_all(base_url: str, deliveries: list[tuple[bytes, dict[str, str]]]) -> None:
+    """Deliver concurrently, as GitHub does, over a few kept-alive connections."""
+    limit = asyncio.Semaphore(16)
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+
+        async def post(body: bytes, headers: dict[str, str]) -> None:
+            async with limit:
+                response = await client.post("/webhook", content=body, headers=headers)
+                response.raise_for_status()
+
+        await asyncio.gather(*(post(body, headers) for body, headers in deliveries))
+
+
+def calls_per_event() -> dict[str, int]:
+    world = World.create()
+    counts: dict[str, int] = {}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        in_process_service(world, Path(tmp) / "perfbot.db") as client,
+    ):
+        steps = [
+            ("first comment, cold configuration", 1, "a" * 40, 7001),
+            ("first comment, configuration cached", 2, "b" * 40, 7002),
+            ("steady-state update", 1, "a" * 40, 7003),
+        ]
+        pulls: dict[int, Pull] = {}
+        for label, number, sha, run_id in steps:
+            pull = pulls.get(number) or world.pull(number, sha)
+            pulls[number] = pull
+            before = len(world.fake.rate_limited_calls())
+            body, headers = world.delivery(world.measured_run(pull, run_id))
+            client.post("/webhook", content=body, headers=headers)
+            wait_until(partial(_shows_run, world, number, run_id), 30, f"the comment ({label})")
+            time.sleep(0.2)  # let the job record its state before the next event
+            calls = world.fake.rate_limited_calls()[before:]
+            counts[label] = len(calls)
+            print(
+                f"  {label}: {len(calls)} calls: "
+                + ", ".join(f"{c.method} {_shape(c.path)}" for c in calls)
+            )
+    return counts
+
+
+def _shows_run(world: World, number: int, run_id: int) -> bool:
+    comments = world.bot_comments(number)
+    return bool(comments) and f"runs/{run_id})" in comments[0]
+
+
+def _shape(path: str) -> str:
+    parts = path.split("/")
+    return "/".join(p if not p.isdigit() else "N" for p in parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=64)
+    args = parser.parse_args()
+
+    print("REST calls per event (counted by the fake GitHub):")
+    calls_per_event()
+    for latency in (0.0, 0.05):
+        rate, posted = events_per_second(args.events, latency, args.workers)
+        print(
+            f"end to end, {args.events} events, {latency * 1000:.0f} ms API latency, "
+            f"{args.workers} workers: {rate:.1f} events/s "
+            f"(deliveries accepted in {posted:.2f} s)"
+        )
+
+
+if __name__ == "__main__":
+    main()
