@@ -16,4 +16,7 @@ test: lint
 	.venv/bin/python -m pytest
 
 bench: setup
+	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null)
 	.venv/bin/python bench/engine.py
+	.venv/bin/python bench/ingest.py
+	.venv/bin/python bench/service.py
