@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 from githubkit import AppAuthStrategy, GitHub
@@ -115,6 +115,23 @@ class CommentInfo:
     body: str
     user_login: str
     app_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowRunInfo:
+    id: int
+    name: str
+    path: str
+    status: str
+    head_sha: str
+    event: str
+
+
+# Repository roles from the least to the most powerful (collaborator-permission API).
+ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+CHECK_RUN_TEXT_LIMIT = 65_535
+Reaction = Literal["eyes", "rocket", "confused"]
+Conclusion = Literal["success", "neutral", "failure"]
 
 
 class _SharedTransport(httpx.AsyncBaseTransport):
@@ -365,6 +382,118 @@ class Installation:
                 return None
             raise
         return _comment(response.parsed_data)
+
+    async def add_reaction(self, owner: str, repo: str, comment_id: int, content: Reaction) -> None:
+        """React to an issue comment (``eyes``, ``rocket``, ``confused``…); idempotent."""
+        await _call(
+            "POST",
+            lambda: self._gh.rest.reactions.async_create_for_issue_comment(
+                owner, repo, comment_id, content=content
+            ),
+        )
+
+    async def collaborator_role(self, owner: str, repo: str, username: str) -> str:
+        """The user's role in ``ROLES`` (a custom role counts as its base permission)."""
+        try:
+            response = await _call(
+                "GET",
+                lambda: self._gh.rest.repos.async_get_collaborator_permission_level(
+                    owner, repo, username
+                ),
+            )
+        except GitHubError as exc:
+            if exc.status == 404:
+                return "none"
+            raise
+        answer = response.parsed_data
+        role = answer.role_name
+        if role in ROLES:
+            return role
+        return answer.permission if answer.permission in ROLES else "none"
+
+    async def runs_for_head(self, owner: str, repo: str, head_sha: str) -> list[WorkflowRunInfo]:
+        """The ``pull_request`` workflow runs of ``head_sha``, newest first."""
+
+        async def page(number: int) -> list[models.WorkflowRun]:
+            response = await _call(
+                "GET",
+                partial(
+                    self._gh.rest.actions.async_list_workflow_runs_for_repo,
+                    owner,
+                    repo,
+                    head_sha=head_sha,
+                    event="pull_request",
+                    per_page=PAGE_SIZE,
+                    page=number,
+                ),
+            )
+            return response.parsed_data.workflow_runs
+
+        runs = await _all_pages(page, max_pages=5)
+        return [
+            WorkflowRunInfo(
+                id=run.id,
+                name=run.name or "",
+                path=run.path,
+                status=run.status or "",
+                head_sha=run.head_sha,
+                event=run.event,
+            )
+            for run in sorted(runs, key=lambda r: r.id, reverse=True)
+        ]
+
+    async def rerun_workflow_run(self, owner: str, repo: str, run_id: int) -> None:
+        await _call(
+            "POST", lambda: self._gh.rest.actions.async_re_run_workflow(owner, repo, run_id)
+        )
+
+    async def upsert_check_run(
+        self,
+        owner: str,
+        repo: str,
+        *,
+        check_run_id: int | None,
+        name: str,
+        head_sha: str,
+        conclusion: Conclusion,
+        title: str,
+        summary: str,
+    ) -> int:
+        """Create the check run, or complete the existing ``check_run_id``; returns its id.
+
+        A stored id that no longer exists (404) is replaced by a new check run.
+        """
+        title, summary = title[:1000] or name, summary[:CHECK_RUN_TEXT_LIMIT]
+        if check_run_id is not None:
+            try:
+                response = await _call(
+                    "PATCH",
+                    lambda: self._gh.rest.checks.async_update(
+                        owner,
+                        repo,
+                        check_run_id,
+                        status="completed",
+                        conclusion=conclusion,
+                        output={"title": title, "summary": summary},
+                    ),
+                )
+                return int(response.parsed_data.id)
+            except GitHubError as exc:
+                if exc.status != 404:
+                    raise
+        created = await _call(
+            "POST",
+            lambda: self._gh.rest.checks.async_create(
+                owner,
+                repo,
+                name=name,
+                head_sha=head_sha,
+                status="completed",
+                conclusion=conclusion,
+                output={"title": title, "summary": summary},
+            ),
+        )
+        return int(created.parsed_data.id)
 
     async def get_file(self, owner: str, repo: str, path: str) -> str | None:
         """A text file of the default branch, or None when it does not exist."""

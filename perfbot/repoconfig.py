@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, TypeGuard
@@ -51,6 +51,10 @@ class RepoConfig:
     def policy(self) -> Policy:
         """The comparison policy these settings describe."""
         return Policy(threshold=self.threshold, tolerance=self.tolerance, rules=self.metrics)
+
+    def mutes(self, labels: Iterable[str]) -> bool:
+        """Whether a PR with ``labels`` is muted (GitHub compares labels without case)."""
+        return self.mute_label.casefold() in {label.casefold() for label in labels}
 
     def matches_workflow(self, name: str, path: str) -> bool:
         """Whether a run of the workflow ``name`` at ``path`` is a measurement run."""

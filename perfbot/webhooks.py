@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from perfbot.commands import parse_command
 from perfbot.errors import PerfbotError
 from perfbot.store.base import NewJob
 
@@ -19,6 +20,10 @@ SIGNATURE_PREFIX = "sha256="
 # workflow_run actions perfbot acts on: completed runs are compared; requested and
 # in_progress runs mark the shown numbers as belonging to the previous commit.
 WORKFLOW_RUN_ACTIONS = frozenset({"completed", "requested", "in_progress"})
+# Uninstalling perfbot, or removing repositories from it, drops their stored state.
+UNINSTALL_ACTIONS = frozenset(
+    {("installation", "deleted"), ("installation_repositories", "removed")}
+)
 
 
 class WebhookError(PerfbotError):
@@ -96,7 +101,63 @@ def job_for(delivery: Delivery) -> NewJob | None:
     """The job a delivery asks for, or None when perfbot has nothing to do with it."""
     if delivery.event == "workflow_run" and delivery.action in WORKFLOW_RUN_ACTIONS:
         return _workflow_run_job(delivery)
+    if delivery.event == "issue_comment" and delivery.action == "created":
+        return _issue_comment_job(delivery)
+    if delivery.event in ("check_run", "check_suite") and delivery.action == "rerequested":
+        return _rerequest_job(delivery)
+    if (delivery.event, delivery.action) in UNINSTALL_ACTIONS:
+        return NewJob(
+            event=delivery.event,
+            payload=delivery.body,
+            serial_key=f"installation:{delivery.installation_id}",
+            installation_id=delivery.installation_id,
+        )
     return None
+
+
+def _issue_comment_job(delivery: Delivery) -> NewJob | None:
+    """A new PR comment by a person that holds a command (edited comments are ignored)."""
+    issue = delivery.payload.get("issue")
+    comment = delivery.payload.get("comment")
+    repo = delivery.payload.get("repository")
+    if not isinstance(issue, dict) or not isinstance(comment, dict) or not isinstance(repo, dict):
+        return None
+    if not issue.get("pull_request") or not isinstance(issue.get("number"), int):
+        return None
+    user = comment.get("user")
+    if not isinstance(user, dict) or user.get("type") == "Bot":
+        return None
+    body = comment.get("body")
+    if not isinstance(body, str) or parse_command(body) is None:
+        return None
+    # The same key as the PR's other commands: two quick reruns run one after the other.
+    return NewJob(
+        event="issue_comment",
+        payload=delivery.body,
+        serial_key=f"{repo.get('id')}:pr:{issue['number']}",
+        installation_id=delivery.installation_id,
+    )
+
+
+def _rerequest_job(delivery: Delivery) -> NewJob | None:
+    """The "Re-run" button of a check run or check suite (its app is checked in the job)."""
+    subject = delivery.payload.get(delivery.event)
+    repo = delivery.payload.get("repository")
+    if not isinstance(subject, dict) or not isinstance(repo, dict):
+        return None
+    pulls = [p.get("number") for p in subject.get("pull_requests") or [] if isinstance(p, dict)]
+    numbers = [n for n in pulls if isinstance(n, int)]
+    key = (
+        f"{repo.get('id')}:pr:{numbers[0]}"
+        if len(numbers) == 1
+        else f"{repo.get('id')}:sha:{subject.get('head_sha')}"
+    )
+    return NewJob(
+        event=delivery.event,
+        payload=delivery.body,
+        serial_key=key,
+        installation_id=delivery.installation_id,
+    )
 
 
 def _workflow_run_job(delivery: Delivery) -> NewJob | None:

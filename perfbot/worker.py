@@ -14,6 +14,7 @@ from typing import Any
 
 from perfbot.configcache import ConfigCache
 from perfbot.github import GitHubApp, GitHubError, RateLimited
+from perfbot.handlers.commands import on_check_rerequested, on_issue_comment, on_uninstalled
 from perfbot.handlers.context import JobContext
 from perfbot.handlers.workflow_run import BadPayload, on_workflow_run
 from perfbot.metrics import Metrics
@@ -25,6 +26,11 @@ log = logging.getLogger("perfbot.worker")
 Handler = Callable[[JobContext, dict[str, Any]], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
     "workflow_run": on_workflow_run,
+    "issue_comment": on_issue_comment,
+    "check_run": on_check_rerequested,
+    "check_suite": on_check_rerequested,
+    "installation": on_uninstalled,
+    "installation_repositories": on_uninstalled,
 }
 LEASE_SECONDS = 120.0
 IDLE_POLL_SECONDS = 0.5

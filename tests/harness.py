@@ -23,7 +23,7 @@ import uvicorn
 
 from perfbot.app import create_app
 from perfbot.settings import Settings
-from tests.fakegithub import FakeGitHub, Pull, Repo, Run, rsa_keypair
+from tests.fakegithub import CheckRun, Comment, FakeGitHub, Pull, Repo, Run, rsa_keypair
 
 SECRET = "test-webhook-secret"
 INSTALLATION = 1
@@ -153,6 +153,43 @@ class World:
         }
         body = json.dumps(payload).encode()
         return body, self.fake.webhook_headers("workflow_run", body, SECRET, delivery_id)
+
+    def comment_delivery(
+        self,
+        number: int,
+        body: str,
+        login: str = "bob",
+        *,
+        user_type: str = "User",
+        action: str = "created",
+    ) -> tuple[Comment, bytes, dict[str, str]]:
+        """A new comment on PR ``number`` and its signed ``issue_comment`` delivery."""
+        comment = self.fake.add_comment(self.repo, number, body, login, user_type)
+        payload = self.fake.webhook_payload_issue_comment(comment, action)
+        raw = json.dumps(payload).encode()
+        return comment, raw, self.fake.webhook_headers("issue_comment", raw, SECRET)
+
+    def check_run_delivery(
+        self, check: CheckRun, sender: str = "bob", event: str = "check_run"
+    ) -> tuple[bytes, dict[str, str]]:
+        """The "Re-run" button of ``check`` (``check_suite``: of its suite) pressed."""
+        payload = self.fake.webhook_payload_check_run(check, "rerequested", sender)
+        if event == "check_suite":
+            payload["check_suite"] = payload.pop("check_run")["check_suite"]
+        raw = json.dumps(payload).encode()
+        return raw, self.fake.webhook_headers(event, raw, SECRET)
+
+    def uninstall_delivery(self, event: str, repo_ids: list[int]) -> tuple[bytes, dict[str, str]]:
+        """``installation`` deleted, or ``installation_repositories`` removed, for ``repo_ids``."""
+        repos = [{"id": rid, "name": f"r{rid}", "full_name": f"acme/r{rid}"} for rid in repo_ids]
+        key = "repositories" if event == "installation" else "repositories_removed"
+        action = "deleted" if event == "installation" else "removed"
+        payload = {"action": action, key: repos, "installation": {"id": INSTALLATION}}
+        raw = json.dumps(payload).encode()
+        return raw, self.fake.webhook_headers(event, raw, SECRET)
+
+    def reactions(self, comment: Comment) -> list[str]:
+        return [r.content for r in self.fake.comments[comment.id].reactions]
 
     def bot_comments(self, number: int) -> list[str]:
         return [c.body for c in self.fake.bot_comments(self.repo, number)]

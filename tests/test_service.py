@@ -174,7 +174,11 @@ def test_repeated_delivery_runs_once(world: World, tmp_path: Path) -> None:
         assert first.json() == {"status": "queued"}
         assert second.json() == {"status": "duplicate"}
         wait_idle(client.get)
-    assert len([r for r in world.fake.write_calls() if r.method == "POST"]) == 1
+    posts = [r.path for r in world.fake.write_calls() if r.method == "POST"]
+    assert sorted(posts) == [
+        "/repos/acme/widget/check-runs",
+        "/repos/acme/widget/issues/7/comments",
+    ]
 
 
 def test_bad_signature_is_refused_and_nothing_stored(world: World, tmp_path: Path) -> None:

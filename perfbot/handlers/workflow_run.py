@@ -14,15 +14,16 @@ from perfbot.artifacts import (
     zip_sha256,
 )
 from perfbot.commenting import compose, upsert_comment
-from perfbot.compare import compare
+from perfbot.compare import Verdict, compare
 from perfbot.escape import code, text
-from perfbot.github import ArtifactGone, ArtifactInfo, GitHubError, PullInfo
+from perfbot.github import ArtifactGone, ArtifactInfo, Conclusion, GitHubError, PullInfo
 from perfbot.handlers.context import JobContext
 from perfbot.pullproof import RunIdentity, prove_pull
 from perfbot.render import (
     GITHUB_BODY_LIMIT,
     NOTICE_RESERVE,
     RenderContext,
+    headline,
     render,
     render_error,
 )
@@ -31,6 +32,16 @@ from perfbot.report import read_side, split_sides
 from perfbot.store.base import PullState
 
 LIMITS = ArtifactLimits()
+CHECK_RUN_NAME = "perfbot"
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A rendered report and what perfbot's check run says about it."""
+
+    body: str
+    headline: str
+    conclusion: Conclusion
 
 
 class BadPayload(ValueError):
@@ -139,11 +150,11 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
     if proof.pull is None:
         return
     pull = proof.pull
-    if config.config.mute_label.casefold() in {label.casefold() for label in pull.labels}:
+    if config.config.mutes(pull.labels):
         ctx.log.info("ignored: PR %s carries the mute label", pull.number)
         return
     proved_at = ctx.now()
-    body = await _report_body(ctx, run, pull, report, config)
+    result = await _report_body(ctx, run, pull, report, config)
     async with ctx.pull_lock(run.repo_id, pull.number):
         state = await ctx.store.get_pull(run.repo_id, pull.number)
         if state is not None and _superseded(state, run, proved_at):
@@ -155,11 +166,27 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
             reported_head_sha=run.head_sha,
             reported_run_id=run.id,
             reported_run_attempt=run.attempt,
-            report_body=body,
+            report_body=result.body,
             rerun_requested_by=None,
             updated_at=proved_at,
         )
-        await _publish(ctx, run, state)
+        state = await publish(ctx, run.owner, run.name, state)
+        if config.config.check_run:
+            check_id = await ctx.installation.upsert_check_run(
+                run.owner,
+                run.name,
+                check_run_id=state.check_run_id
+                if state.check_run_head_sha == run.head_sha
+                else None,
+                name=CHECK_RUN_NAME,
+                head_sha=run.head_sha,
+                conclusion=result.conclusion,
+                title=result.headline,
+                summary=result.body,
+            )
+            await ctx.store.save_pull(
+                replace(state, check_run_id=check_id, check_run_head_sha=run.head_sha)
+            )
 
 
 def _superseded(state: PullState, run: Run, proved_at: float) -> bool:
@@ -187,24 +214,26 @@ async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> None:
         if state.comment_id is None or state.report_body is None:
             await ctx.store.save_pull(state)  # no comment yet: nothing to mark stale
             return
-        await _publish(ctx, run, state)
+        await publish(ctx, run.owner, run.name, state)
 
 
-async def _publish(ctx: JobContext, run: Run, state: PullState) -> None:
+async def publish(ctx: JobContext, owner: str, name: str, state: PullState) -> PullState:
     """Write the comment for ``state`` (report plus current notices) and store the state."""
     assert state.report_body is not None
     comment = await upsert_comment(
         ctx.installation,
-        run.owner,
-        run.name,
+        owner,
+        name,
         state.number,
         compose(state.report_body, notices(state)),
         known_id=state.comment_id,
         app_id=ctx.app_id,
         bot_login=ctx.bot_login,
     )
-    await ctx.store.save_pull(replace(state, comment_id=comment.id))
+    state = replace(state, comment_id=comment.id)
+    await ctx.store.save_pull(state)
     ctx.log.info("comment %s on PR %s is up to date", comment.id, state.number)
+    return state
 
 
 def notices(state: PullState) -> list[str]:
@@ -253,7 +282,7 @@ async def _pull_hint(ctx: JobContext, run: Run, artifact: ArtifactInfo | None) -
 
 async def _report_body(
     ctx: JobContext, run: Run, pull: PullInfo, artifact: ArtifactInfo, config: ConfigResult
-) -> str:
+) -> Report:
     context = RenderContext(
         head_sha=run.head_sha,
         base_sha=pull.base_sha,
@@ -270,7 +299,8 @@ async def _report_body(
         contents = await _read_report(ctx, run, artifact)
     except (ArtifactError, ArtifactGone) as exc:
         ctx.log.info("report artifact unreadable: %s", exc)
-        return render_error(f"The report artifact could not be read: {exc}", context)
+        body = render_error(f"The report artifact could not be read: {exc}", context)
+        return Report(body, "the report artifact could not be read", "neutral")
     sides = split_sides(contents.files)
     base, head = read_side(sides["base"]), read_side(sides["head"])
     skipped = [f"artifact member {name} skipped: {reason}" for name, reason in contents.skipped]
@@ -278,7 +308,13 @@ async def _report_body(
         context = replace(
             context, notices=(*context.notices, *(f"⚠️ {text(s)}" for s in skipped[:3]))
         )
-    return render(compare(base, head, config.config.policy()), context)
+    comparison = compare(base, head, config.config.policy())
+    conclusion: Conclusion = "neutral"
+    if comparison.regressed_beyond_tolerance and config.config.fail_on_regression:
+        conclusion = "failure"
+    elif not comparison.summary()[Verdict.REGRESSED]:
+        conclusion = "success"
+    return Report(render(comparison, context), headline(comparison), conclusion)
 
 
 async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> Any:

@@ -67,6 +67,11 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )
         """,
     ),
+    # 2: perfbot's check run of the reported head.
+    (
+        "ALTER TABLE pulls ADD COLUMN check_run_id INTEGER",
+        "ALTER TABLE pulls ADD COLUMN check_run_head_sha TEXT",
+    ),
 )
 
 

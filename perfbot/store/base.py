@@ -62,6 +62,8 @@ class PullState:
     report_body: str | None = None  # the last rendered report, without notices
     rerun_requested_by: str | None = None
     updated_at: float = 0.0
+    check_run_id: int | None = None  # perfbot's check run on check_run_head_sha
+    check_run_head_sha: str | None = None
 
 
 class Store(Protocol):

@@ -58,7 +58,8 @@ _CLAIM: Final = f"""
 
 _PULL_COLUMNS: Final = (
     "repo_id, number, comment_id, newest_head_sha, reported_head_sha, reported_run_id,"
-    " reported_run_attempt, report_body, rerun_requested_by, updated_at"
+    " reported_run_attempt, report_body, rerun_requested_by, updated_at, check_run_id,"
+    " check_run_head_sha"
 )
 
 
@@ -374,13 +375,15 @@ def _get_pull(conn: sqlite3.Connection, repo_id: int, number: int) -> PullState 
         report_body=row[7],
         rerun_requested_by=row[8],
         updated_at=float(row[9]),
+        check_run_id=row[10],
+        check_run_head_sha=row[11],
     )
 
 
 def _save_pull(conn: sqlite3.Connection, state: PullState) -> None:
     with _write(conn):
         conn.execute(
-            f"INSERT INTO pulls ({_PULL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO pulls ({_PULL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (repo_id, number) DO UPDATE SET"
             " comment_id = excluded.comment_id,"
             " newest_head_sha = excluded.newest_head_sha,"
@@ -389,7 +392,9 @@ def _save_pull(conn: sqlite3.Connection, state: PullState) -> None:
             " reported_run_attempt = excluded.reported_run_attempt,"
             " report_body = excluded.report_body,"
             " rerun_requested_by = excluded.rerun_requested_by,"
-            " updated_at = excluded.updated_at",
+            " updated_at = excluded.updated_at,"
+            " check_run_id = excluded.check_run_id,"
+            " check_run_head_sha = excluded.check_run_head_sha",
             (
                 state.repo_id,
                 state.number,
@@ -401,6 +406,8 @@ def _save_pull(conn: sqlite3.Connection, state: PullState) -> None:
                 state.report_body,
                 state.rerun_requested_by,
                 state.updated_at,
+                state.check_run_id,
+                state.check_run_head_sha,
             ),
         )
 

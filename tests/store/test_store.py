@@ -324,6 +324,8 @@ def pull(repo_id: int, number: int) -> PullState:
         report_body="## perfbot\n| metric | Δ |\n",
         rerun_requested_by="octocat",
         updated_at=NOW,
+        check_run_id=987654321098,
+        check_run_head_sha="a" * 40,
     )
 
 

@@ -1,0 +1,31 @@
+"""``/perfbot …`` commands in PR comments, without I/O."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Command = Literal["rerun", "help"]
+
+# At the start of a line (up to three spaces, as markdown allows before a paragraph).
+_COMMAND = re.compile(r"^ {0,3}/perfbot[ \t]+(rerun|help)\b", re.IGNORECASE)
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+HELP_TEXT = (
+    "perfbot commands (write them at the start of a line in a PR comment):\n\n"
+    "- `/perfbot rerun` — re-run the performance measurement for the PR's current head "
+    "(needs at least {permission} permission on this repository)\n"
+    "- `/perfbot help` — show this list"
+)
+
+
+def parse_command(body: str) -> Command | None:
+    """The first command at the start of a line outside fenced code, or None."""
+    fenced = False
+    for line in body.splitlines()[:500]:
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced and (match := _COMMAND.match(line)):
+            return "rerun" if match.group(1).lower() == "rerun" else "help"
+    return None
