@@ -24,6 +24,8 @@ WORKFLOW_RUN_ACTIONS = frozenset({"completed", "requested", "in_progress"})
 UNINSTALL_ACTIONS = frozenset(
     {("installation", "deleted"), ("installation_repositories", "removed")}
 )
+# A suspended installation gets no GitHub call from perfbot until it is unsuspended.
+SUSPENSION_ACTIONS = frozenset({("installation", "suspend"), ("installation", "unsuspend")})
 
 
 class WebhookError(PerfbotError):
@@ -105,7 +107,7 @@ def job_for(delivery: Delivery) -> NewJob | None:
         return _issue_comment_job(delivery)
     if delivery.event in ("check_run", "check_suite") and delivery.action == "rerequested":
         return _rerequest_job(delivery)
-    if (delivery.event, delivery.action) in UNINSTALL_ACTIONS:
+    if (delivery.event, delivery.action) in UNINSTALL_ACTIONS | SUSPENSION_ACTIONS:
         return NewJob(
             event=delivery.event,
             payload=delivery.body,

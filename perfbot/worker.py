@@ -14,7 +14,7 @@ from typing import Any
 
 from perfbot.configcache import ConfigCache
 from perfbot.github import GitHubApp, GitHubError, RateLimited
-from perfbot.handlers.commands import on_check_rerequested, on_issue_comment, on_uninstalled
+from perfbot.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
 from perfbot.handlers.context import JobContext
 from perfbot.handlers.workflow_run import BadPayload, on_workflow_run
 from perfbot.metrics import Metrics
@@ -29,9 +29,11 @@ HANDLERS: dict[str, Handler] = {
     "issue_comment": on_issue_comment,
     "check_run": on_check_rerequested,
     "check_suite": on_check_rerequested,
-    "installation": on_uninstalled,
-    "installation_repositories": on_uninstalled,
+    "installation": on_installation,
+    "installation_repositories": on_installation,
 }
+# Events whose handlers only touch the store: they make no GitHub call at all.
+STORE_ONLY_EVENTS = frozenset({"installation", "installation_repositories"})
 LEASE_SECONDS = 120.0
 IDLE_POLL_SECONDS = 0.5
 
@@ -141,12 +143,18 @@ class Worker:
                 raise BadPayload(f"no handler for event {job.event!r}")
             if job.installation_id is None:
                 raise BadPayload("the delivery names no installation")
+            store_only = job.event in STORE_ONLY_EVENTS
+            if not store_only and await self._store.is_suspended(job.installation_id):
+                # Its owner suspended perfbot: not one call for it until unsuspended.
+                job_log.info("skipped: installation %s is suspended", job.installation_id)
+                await self._store.complete(job.id, owner, self._clock())
+                return "skipped"
             ctx = JobContext(
                 delivery_id=job.delivery_id,
                 installation=self._github.installation(job.installation_id),
                 store=self._store,
                 app_id=self._github.app_id,
-                bot_login=await self._github.bot_login(),
+                bot_login="" if store_only else await self._github.bot_login(),
                 configs=self._configs,
                 repo_disabled=self._repo_disabled,
                 now=self._clock,

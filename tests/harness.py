@@ -24,6 +24,7 @@ import uvicorn
 from perfbot.app import create_app
 from perfbot.settings import Settings
 from tests.fakegithub import CheckRun, Comment, FakeGitHub, Pull, Repo, Run, rsa_keypair
+from tests.paths import shared
 
 SECRET = "test-webhook-secret"
 INSTALLATION = 1
@@ -187,6 +188,16 @@ class World:
         payload = {"action": action, key: repos, "installation": {"id": INSTALLATION}}
         raw = json.dumps(payload).encode()
         return raw, self.fake.webhook_headers(event, raw, SECRET)
+
+    def installation_delivery(self, action: str) -> tuple[bytes, dict[str, str]]:
+        """``installation`` ``suspend`` or ``unsuspend``, from GitHub's own example payload."""
+        payload = json.loads(
+            shared("octokit-webhooks/installation/suspend.payload.json").read_text()
+        )
+        payload["action"] = action
+        payload["installation"]["id"] = INSTALLATION
+        raw = json.dumps(payload).encode()
+        return raw, self.fake.webhook_headers("installation", raw, SECRET)
 
     def reactions(self, comment: Comment) -> list[str]:
         return [r.content for r in self.fake.comments[comment.id].reactions]

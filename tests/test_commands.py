@@ -341,3 +341,19 @@ def stored_pull(database: Path, repo_id: int, number: int) -> PullState | None:
             await store.close()
 
     return asyncio.run(read())
+
+
+def test_suspended_installation_gets_no_call_until_unsuspended(
+    world: World, tmp_path: Path
+) -> None:
+    world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post(client, *world.installation_delivery("suspend"))
+        wait_idle(client.get)
+        post_run(client, world, 1001)
+        wait_idle(client.get)
+        assert world.fake.requests == []  # not even a token was asked for
+        post(client, *world.installation_delivery("unsuspend"))
+        wait_idle(client.get)
+        post_run(client, world, 1002)
+        wait_until(lambda: len(world.bot_comments(7)) == 1, what="the comment after unsuspend")

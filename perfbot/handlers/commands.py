@@ -129,6 +129,18 @@ async def on_check_rerequested(ctx: JobContext, payload: dict[str, Any]) -> None
     ctx.log.info("re-run requested by the check's button: %s", outcome.value)
 
 
+async def on_installation(ctx: JobContext, payload: dict[str, Any]) -> None:
+    """``installation`` suspend / unsuspend / deleted, ``installation_repositories`` removed."""
+    action = payload.get("action")
+    installation = payload.get("installation") or {}
+    installation_id = installation.get("id") if isinstance(installation, dict) else None
+    if action in ("suspend", "unsuspend", "deleted") and isinstance(installation_id, int):
+        await ctx.store.set_suspended(installation_id, action == "suspend", ctx.now())
+        ctx.log.info("installation %s: %s", installation_id, action)
+    if action in ("deleted", "removed"):
+        await on_uninstalled(ctx, payload)
+
+
 async def on_uninstalled(ctx: JobContext, payload: dict[str, Any]) -> None:
     """``installation`` deleted / ``installation_repositories`` removed: forget their PRs."""
     if "repositories_removed" in payload:

@@ -72,6 +72,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE pulls ADD COLUMN check_run_id INTEGER",
         "ALTER TABLE pulls ADD COLUMN check_run_head_sha TEXT",
     ),
+    # 3: installations suspended by their owner (no GitHub call for them until unsuspended).
+    (
+        """
+        CREATE TABLE suspended_installations (
+            id INTEGER PRIMARY KEY,
+            since REAL NOT NULL
+        )
+        """,
+    ),
 )
 
 

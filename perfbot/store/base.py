@@ -126,3 +126,10 @@ class Store(Protocol):
 
     async def forget_repositories(self, repo_ids: list[int]) -> None:
         """Drop every pull state of these repositories (uninstalled)."""
+
+    # Installations -------------------------------------------------------------------
+
+    async def set_suspended(self, installation_id: int, suspended: bool, now: float) -> None:
+        """Record that the owner suspended (or unsuspended) the installation."""
+
+    async def is_suspended(self, installation_id: int) -> bool: ...

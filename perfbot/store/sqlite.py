@@ -227,6 +227,22 @@ class SQLiteStore:
     async def forget_repositories(self, repo_ids: list[int]) -> None:
         await self._run(_forget_repositories, repo_ids)
 
+    async def set_suspended(self, installation_id: int, suspended: bool, now: float) -> None:
+        if suspended:
+            sql = (
+                "INSERT INTO suspended_installations (id, since) VALUES (?, ?)"
+                " ON CONFLICT (id) DO NOTHING"
+            )
+            await self._run(_write_owned, sql, (installation_id, now))
+        else:
+            sql = "DELETE FROM suspended_installations WHERE id = ?"
+            await self._run(_write_owned, sql, (installation_id,))
+
+    async def is_suspended(self, installation_id: int) -> bool:
+        return await self._run(
+            _exists, "SELECT 1 FROM suspended_installations WHERE id = ?", (installation_id,)
+        )
+
 
 # What runs on the worker thread ---------------------------------------------------------------
 

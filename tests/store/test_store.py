@@ -559,3 +559,13 @@ def test_open_store_refuses_postgresql_for_now(url: str) -> None:
 def test_open_store_names_the_accepted_forms(url: str) -> None:
     with pytest.raises(ValueError, match=r"sqlite:////absolute/path\.db"):
         open_store(url)
+
+
+async def test_suspension_is_recorded_and_lifted(store: Store) -> None:
+    assert not await store.is_suspended(7)
+    await store.set_suspended(7, True, 1.0)
+    await store.set_suspended(7, True, 2.0)  # a repeated delivery changes nothing
+    assert await store.is_suspended(7)
+    assert not await store.is_suspended(8)
+    await store.set_suspended(7, False, 3.0)
+    assert not await store.is_suspended(7)
