@@ -52,7 +52,7 @@ def private_world(files: dict[str, str] | None = None) -> World:
 # --- /perfbot rerun ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("minimum", ["write", "triage", "admin"])
+@pytest.mark.parametrize("minimum", ["triage", "write", "maintain", "admin"])
 @pytest.mark.parametrize("role", ROLES)
 def test_rerun_permission_matrix(tmp_path: Path, role: str, minimum: str) -> None:
     config = "" if minimum == "write" else f"rerun:\n  permission: {minimum}\n"

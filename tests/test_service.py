@@ -10,6 +10,7 @@ import pytest
 from perfbot.render import MARKER
 from tests.fakegithub import Run
 from tests.harness import (
+    INSTALLATION,
     SECRET,
     ZPERF_BASE,
     World,
@@ -297,3 +298,19 @@ def post_run(
     response = client.post("/webhook", content=body, headers=headers)
     assert response.status_code == 202, response.text
     return response
+
+
+@pytest.mark.parametrize("repo_says", ["", "enabled: true\n"], ids=["org-off", "repo-overrides"])
+def test_org_wide_disable_and_repository_override(tmp_path: Path, repo_says: str) -> None:
+    world = World.create(files={".github/perfbot.yml": repo_says} if repo_says else None)
+    world.fake.add_repo(
+        "acme/.github", 501, INSTALLATION, files={".github/perfbot.yml": "enabled: false\n"}
+    )
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+        wait_idle(client.get)
+    if repo_says:
+        assert len(world.bot_comments(7)) == 1
+    else:
+        assert world.fake.write_calls() == []
