@@ -177,7 +177,58 @@ def _workflow_run_job(delivery: Delivery) -> NewJob | None:
     key = f"{repo.get('id')}:{head_repo.get('id')}:{run.get('head_branch')}"
     return NewJob(
         event="workflow_run",
-        payload=delivery.body,
+        payload=json.dumps(_slim_workflow_run(delivery.payload, run, repo, head_repo)),
         serial_key=key,
         installation_id=delivery.installation_id,
     )
+
+
+# The workflow_run fields its handler reads. A delivery is 20-30 KB, mostly repository
+# and actor details; the queue keeps only these, so ingest writes a tenth of the bytes.
+_RUN_FIELDS = (
+    "id",
+    "run_attempt",
+    "run_number",
+    "event",
+    "status",
+    "conclusion",
+    "head_sha",
+    "head_branch",
+    "name",
+    "path",
+    "html_url",
+)
+
+
+def _slim_workflow_run(
+    payload: dict[str, Any], run: dict[str, Any], repo: dict[str, Any], head_repo: dict[str, Any]
+) -> dict[str, Any]:
+    owner = repo.get("owner") if isinstance(repo.get("owner"), dict) else {}
+    run_repo = run.get("repository") if isinstance(run.get("repository"), dict) else {}
+    pulls = [
+        {"number": p.get("number"), "base": {"repo": {"id": _base_repo_id(p)}}}
+        for p in run.get("pull_requests") or []
+        if isinstance(p, dict)
+    ]
+    return {
+        "action": payload.get("action"),
+        "installation": payload.get("installation"),
+        "repository": {
+            "id": repo.get("id"),
+            "name": repo.get("name"),
+            "full_name": repo.get("full_name"),
+            "owner": {"login": owner.get("login") if isinstance(owner, dict) else None},
+        },
+        "workflow_run": {
+            **{field: run.get(field) for field in _RUN_FIELDS},
+            "head_repository": {"id": head_repo.get("id")},
+            "repository": {"id": run_repo.get("id") if isinstance(run_repo, dict) else None},
+            "pull_requests": pulls,
+        },
+    }
+
+
+def _base_repo_id(pull: dict[str, Any]) -> Any:
+    base = pull.get("base")
+    repo = base.get("repo") if isinstance(base, dict) else None
+    return repo.get("id") if isinstance(repo, dict) else None
