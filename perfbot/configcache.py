@@ -57,6 +57,3 @@ class ConfigCache:
             text = None
         self._files[key] = (self._clock() + self._ttl, text)
         return text
-
-    def forget(self, owner: str, repo: str) -> None:
-        self._files.pop((owner.lower(), repo.lower()), None)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from perfbot.artifacts import (
+    ArtifactContents,
     ArtifactError,
     ArtifactLimits,
     read_pr_number_zip,
@@ -317,7 +318,7 @@ async def _report_body(
     return Report(render(comparison, context), headline(comparison), conclusion)
 
 
-async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> Any:
+async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> ArtifactContents:
     if artifact.size_in_bytes > LIMITS.max_zip_bytes:
         raise ArtifactError(
             artifact.name,
