@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,7 @@ from tests.harness import (
 BENCH = Path(__file__).resolve().parent
 
 
-def events_per_second(events: int, latency: float, workers: int) -> tuple[float, float]:
+def events_per_second(events: int, latency: float, workers: int) -> tuple[float, float, float]:
     """perfbot serve and the fake GitHub as separate processes, as in production."""
     with tempfile.TemporaryDirectory() as tmp:
         setup_file = Path(tmp) / "setup.json"
@@ -71,6 +72,7 @@ def events_per_second(events: int, latency: float, workers: int) -> tuple[float,
             )
             with perfbot_process(env, Path(tmp) / "perfbot.log") as bot:
                 deliveries = [(d["body"].encode(), d["headers"]) for d in setup["deliveries"]]
+                cpu_before = _cpu_seconds(bot.process.pid)
                 start = time.perf_counter()
                 asyncio.run(_post_all(str(bot.client.base_url), deliveries))
                 posted = time.perf_counter() - start
@@ -85,11 +87,19 @@ def events_per_second(events: int, latency: float, workers: int) -> tuple[float,
                     print((Path(tmp) / "perfbot.log").read_text()[-3000:], file=sys.stderr)
                     raise
                 elapsed = time.perf_counter() - start
+                cpu = _cpu_seconds(bot.process.pid) - cpu_before
                 control.close()
         finally:
             fake.terminate()  # the process this benchmark started
             fake.wait(timeout=10)
-    return events / elapsed, posted
+    return events / elapsed, posted, cpu / events
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 async def _post_all(base_url: str, deliveries: list[tuple[bytes, dict[str, str]]]) -> None:
@@ -154,11 +164,12 @@ def main() -> None:
     print("REST calls per event (counted by the fake GitHub):")
     calls_per_event()
     for latency in (0.0, 0.05):
-        rate, posted = events_per_second(args.events, latency, args.workers)
+        rate, posted, cpu = events_per_second(args.events, latency, args.workers)
         print(
             f"end to end, {args.events} events, {latency * 1000:.0f} ms API latency, "
             f"{args.workers} workers: {rate:.1f} events/s "
-            f"(deliveries accepted in {posted:.2f} s)"
+            f"(deliveries accepted in {posted:.2f} s); perfbot used {cpu * 1000:.1f} ms "
+            f"of CPU per event, i.e. {1 / cpu:.0f} events/s per core"
         )
 
 
