@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -314,3 +315,22 @@ def test_org_wide_disable_and_repository_override(tmp_path: Path, repo_says: str
         assert len(world.bot_comments(7)) == 1
     else:
         assert world.fake.write_calls() == []
+
+
+def test_rate_limit_delays_one_job_without_blocking_the_others(
+    world: World, tmp_path: Path
+) -> None:
+    slow, fast = world.pull(7, HEAD), world.pull(8, NEWER)
+    slow_run = world.measured_run(slow, 1001)
+    fast_run = world.measured_run(fast, 1002)
+    world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="/runs/1001/")
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, slow_run)
+        wait_until(lambda: any(r.status == 403 for r in world.fake.requests), what="the rate limit")
+        limited_at = time.monotonic()
+        post_run(client, world, fast_run)
+        wait_until(lambda: len(world.bot_comments(8)) == 1, what="the other PR's comment")
+        assert world.bot_comments(7) == []  # still waiting out its Retry-After
+        wait_until(lambda: len(world.bot_comments(7)) == 1, 20, "the delayed comment")
+        # Retry-After was honoured: the retry came no sooner than GitHub asked.
+        assert time.monotonic() - limited_at >= 2.5
