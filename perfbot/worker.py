@@ -32,8 +32,8 @@ HANDLERS: dict[str, Handler] = {
     "installation": on_installation,
     "installation_repositories": on_installation,
 }
-# Events whose handlers only touch the store: they make no GitHub call at all.
-STORE_ONLY_EVENTS = frozenset({"installation", "installation_repositories"})
+# Events that change the installation itself: handled even while it is suspended.
+INSTALLATION_EVENTS = frozenset({"installation", "installation_repositories"})
 LEASE_SECONDS = 120.0
 IDLE_POLL_SECONDS = 0.5
 
@@ -56,7 +56,6 @@ class Worker:
         self._lease = lease_seconds
         self._store = store
         self._github = github
-        self._concurrency = concurrency
         self._repo_disabled = repo_disabled
         self._metrics = metrics or Metrics()
         self._configs = configs or ConfigCache()
@@ -143,8 +142,9 @@ class Worker:
                 raise BadPayload(f"no handler for event {job.event!r}")
             if job.installation_id is None:
                 raise BadPayload("the delivery names no installation")
-            store_only = job.event in STORE_ONLY_EVENTS
-            if not store_only and await self._store.is_suspended(job.installation_id):
+            if job.event not in INSTALLATION_EVENTS and await self._store.is_suspended(
+                job.installation_id
+            ):
                 # Its owner suspended perfbot: not one call for it until unsuspended.
                 job_log.info("skipped: installation %s is suspended", job.installation_id)
                 await self._store.complete(job.id, owner, self._clock())
@@ -154,7 +154,7 @@ class Worker:
                 installation=self._github.installation(job.installation_id),
                 store=self._store,
                 app_id=self._github.app_id,
-                bot_login="" if store_only else await self._github.bot_login(),
+                bot_login=self._github.bot_login,
                 configs=self._configs,
                 repo_disabled=self._repo_disabled,
                 now=self._clock,

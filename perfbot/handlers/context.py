@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -26,7 +26,8 @@ class JobContext:
     installation: Installation
     store: Store
     app_id: int
-    bot_login: str
+    # Asked of GitHub (once per process) only by jobs that write a comment.
+    bot_login: Callable[[], Awaitable[str]]
     configs: ConfigCache
     repo_disabled: Callable[[str], bool]
     now: Callable[[], float]

@@ -229,7 +229,7 @@ async def publish(ctx: JobContext, owner: str, name: str, state: PullState) -> P
         compose(state.report_body, notices(state)),
         known_id=state.comment_id,
         app_id=ctx.app_id,
-        bot_login=ctx.bot_login,
+        bot_login=await ctx.bot_login(),
     )
     state = replace(state, comment_id=comment.id)
     await ctx.store.save_pull(state)
