@@ -1,4 +1,4 @@
-"""The ``perfbot`` command line: ``compare`` and ``formats`` (the service commands follow)."""
+"""The ``perfbot`` command line: ``compare``, ``formats``, ``serve`` and ``comment``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from perfbot.render import RenderContext, render
 from perfbot.report import MAX_FILE_BYTES, ReportFile, read_side
 
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE = 0, 1, 2
+EXIT_FAILED = 1  # perfbot comment: GitHub refused or failed
 
 
 class UsageError(Exception):
@@ -86,7 +87,36 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     serve.set_defaults(run=_serve)
+
+    comment = commands.add_parser(
+        "comment",
+        help="post or edit a PR's comment for one run (GitHub Actions, no App needed)",
+        description="Read the report and PR-number artifacts of a finished measurement run "
+        "and post or edit the PR's perfbot comment, exactly as the App does. The token "
+        "comes from $GITHUB_TOKEN, the API from $GITHUB_API_URL, the repository from "
+        "$GITHUB_REPOSITORY (all set by GitHub Actions). Exit status: 0 done or nothing "
+        "to do, 1 GitHub refused or failed, 2 a usage error.",
+    )
+    comment.add_argument("--run-id", type=_run_id, required=True, help="the measurement run")
+    comment.add_argument(
+        "--repo",
+        default=os.environ.get("GITHUB_REPOSITORY", ""),
+        metavar="OWNER/NAME",
+        help="the run's repository (default $GITHUB_REPOSITORY)",
+    )
+    comment.add_argument(
+        "--bot-login",
+        default="github-actions[bot]",
+        help="the login the token comments as, to find the comment to edit",
+    )
+    comment.set_defaults(run=_comment)
     return parser
+
+
+def _run_id(value: str) -> int:
+    if not value.isdigit() or not 0 < int(value) < 2**63:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a workflow run id")
+    return int(value)
 
 
 def _percent(value: str) -> float:
@@ -188,3 +218,45 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lifespan="on",
     )
     return EXIT_OK
+
+
+def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import asyncio
+    import logging
+
+    from perfbot.actions_comment import DEFAULT_API_URL, CommentJob, comment_for_run
+    from perfbot.errors import PerfbotError
+    from perfbot.logs import QUIET_LOGGERS
+
+    owner, _, name = str(args.repo).partition("/")
+    if not owner or not name or "/" in name:
+        raise UsageError("give --repo OWNER/NAME (or run inside GitHub Actions)")
+    token = os.environ.get("GITHUB_TOKEN", "")
+    if not token:
+        raise UsageError("set GITHUB_TOKEN to a token that can read Actions and write comments")
+    job = CommentJob(
+        owner=owner,
+        repo=name,
+        run_id=args.run_id,
+        token=token,
+        api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        bot_login=args.bot_login,
+    )
+    # Plain lines on stderr: this runs in a workflow log, read by a person.
+    handler = logging.StreamHandler(err)
+    handler.setFormatter(logging.Formatter("perfbot: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    for quiet in QUIET_LOGGERS:
+        logging.getLogger(quiet).setLevel(logging.WARNING)
+    try:
+        asyncio.run(comment_for_run(job))
+    except (PerfbotError, ValueError) as exc:
+        print(f"perfbot: run {job.run_id} of {args.repo}: {exc}", file=err)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

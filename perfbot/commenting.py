@@ -21,11 +21,18 @@ class CommentApi(Protocol):
     ) -> CommentInfo | None: ...
 
 
-def is_own(comment: CommentInfo, app_id: int, bot_login: str) -> bool:
-    """Written by this App *and* carrying the marker: anyone can paste a marker."""
-    authored = comment.app_id == app_id or (
-        comment.app_id is None and comment.user_login == bot_login
-    )
+def is_own(comment: CommentInfo, app_id: int | None, bot_login: str) -> bool:
+    """Written by this App *and* carrying the marker: anyone can paste a marker.
+
+    ``app_id`` None (``perfbot comment`` with a workflow's token, whose App id differs
+    between github.com and GitHub Enterprise Server) identifies the author by login.
+    """
+    if app_id is None:
+        authored = comment.user_login == bot_login
+    else:
+        authored = comment.app_id == app_id or (
+            comment.app_id is None and comment.user_login == bot_login
+        )
     return authored and comment.body.startswith(MARKER)
 
 
@@ -37,7 +44,7 @@ async def upsert_comment(
     body: str,
     *,
     known_id: int | None,
-    app_id: int,
+    app_id: int | None,
     bot_login: str,
 ) -> CommentInfo:
     """Edit the stored comment, else perfbot's own comment on the PR, else create one."""

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 import httpx
-from githubkit import AppAuthStrategy, GitHub
+from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import (
     GitHubException,
@@ -248,10 +248,43 @@ class GitHubApp:
         await self._transport.close()
 
 
+class TokenSession:
+    """Calls made with a plain token (a workflow's ``GITHUB_TOKEN``) instead of as the App.
+
+    ``perfbot comment`` uses it so that the Actions-only path runs the App's own handler;
+    the storage host of artifact downloads still gets a client without any credential.
+    """
+
+    def __init__(
+        self, token: str, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self._transport = _SharedTransport(
+            transport or httpx.AsyncHTTPTransport(retries=0), metrics=None
+        )
+        github: GitHub[TokenAuthStrategy] = GitHub(
+            TokenAuthStrategy(token),
+            base_url=base_url.rstrip("/") + "/",
+            user_agent=USER_AGENT,
+            timeout=CALL_TIMEOUT,
+            follow_redirects=False,
+            async_transport=self._transport,
+            http_cache=False,
+            auto_retry=False,
+        )
+        self._storage = httpx.AsyncClient(
+            transport=self._transport, timeout=CALL_TIMEOUT, follow_redirects=False
+        )
+        self.installation = Installation(github, self._storage, app_id=None)
+
+    async def close(self) -> None:
+        await self._storage.aclose()
+        await self._transport.close()
+
+
 class Installation:
     """The calls perfbot makes on behalf of one installation."""
 
-    def __init__(self, github: GitHub[Any], storage: httpx.AsyncClient, app_id: int) -> None:
+    def __init__(self, github: GitHub[Any], storage: httpx.AsyncClient, app_id: int | None) -> None:
         self._gh = github
         self._storage = storage
         self.app_id = app_id
@@ -410,6 +443,16 @@ class Installation:
         if role in ROLES:
             return role
         return answer.permission if answer.permission in ROLES else "none"
+
+    async def get_run_json(self, owner: str, repo: str, run_id: int) -> dict[str, Any]:
+        """One workflow run as GitHub sends it (the ``workflow_run`` of a delivery)."""
+        response = await _call(
+            "GET", partial(self._gh.rest.actions.async_get_workflow_run, owner, repo, run_id)
+        )
+        data: object = response.json()
+        if not isinstance(data, dict):
+            raise GitHubError(f"GitHub answered run {run_id} with something else than a run")
+        return data
 
     async def runs_for_head(self, owner: str, repo: str, head_sha: str) -> list[WorkflowRunInfo]:
         """The ``pull_request`` workflow runs of ``head_sha``, newest first."""

@@ -67,6 +67,15 @@ T = TypeVar("T")
 DEFAULT_API_URL: Final = "http://api.fakegithub.test"
 DEFAULT_STORAGE_URL: Final = "http://storage.fakegithub.test"
 TOKEN_LIFETIME: Final = timedelta(hours=1)
+# What perf-comment.yml grants its GITHUB_TOKEN, and who GitHub says wrote with it.
+ACTIONS_TOKEN_PERMISSIONS: Final = {
+    "actions": "read",
+    "contents": "read",
+    "metadata": "read",
+    "pull_requests": "write",
+}
+ACTIONS_BOT_LOGIN: Final = "github-actions[bot]"
+ACTIONS_APP_ID: Final = 15368
 BLOB_URL_LIFETIME: Final = timedelta(seconds=60)
 ARTIFACT_RETENTION: Final = timedelta(days=90)
 COMMENT_BODY_LIMIT: Final = 65536
@@ -376,6 +385,9 @@ class Token:
     expires_at: datetime
     permissions: dict[str, str]
     repository_ids: frozenset[int] | None  # None: every repository of the installation
+    # Who writes with this token: None is the App (fake.bot_login, fake.app_id); a
+    # workflow's GITHUB_TOKEN writes as github-actions[bot] of the Actions App.
+    author: tuple[str, int] | None = None
 
     def allows(self, alternatives: Sequence[str], level: str) -> bool:
         needed = _LEVELS[level]
@@ -755,6 +767,16 @@ class FakeGitHub:
         installation = self.installations[installation_id]
         ids = None if repository_ids is None else frozenset(repository_ids)
         return self._issue_token(installation, dict(installation.permissions), ids).value
+
+    def issue_actions_token(self, repo: Repo | str) -> str:
+        """A workflow's ``GITHUB_TOKEN``: one repository, writing as github-actions[bot]."""
+        found = self.repo(repo)
+        installation = self.installations[found.installation_id]
+        token = self._issue_token(
+            installation, dict(ACTIONS_TOKEN_PERMISSIONS), frozenset({found.id})
+        )
+        token.author = (ACTIONS_BOT_LOGIN, ACTIONS_APP_ID)
+        return token.value
 
     def _issue_token(
         self,
@@ -2151,9 +2173,8 @@ def _list_comments(call: _Call) -> Response:
 def _create_comment(call: _Call) -> Response:
     fake = call.fake
     number = _issue_number(call)
-    comment = fake.add_comment(
-        call.repo, number, _comment_body(call), fake.bot_login, "Bot", fake.app_id
-    )
+    login, app_id = (call.token.author if call.token else None) or (fake.bot_login, fake.app_id)
+    comment = fake.add_comment(call.repo, number, _comment_body(call), login, "Bot", app_id)
     content = _comment_json(fake, comment)
     return _json(content, 201, headers={"location": content["url"]})
 
@@ -2165,7 +2186,8 @@ def _get_comment(call: _Call) -> Response:
 def _update_comment(call: _Call) -> Response:
     comment = _comment_of(call)
     body = _comment_body(call)
-    if comment.app_id != call.fake.app_id:
+    writer = (call.token.author if call.token else None) or (None, call.fake.app_id)
+    if comment.app_id != writer[1]:
         # GitHub allows it with write access; perfbot must never do it, so tests check this list.
         call.fake.foreign_comment_edits.append(comment.id)
     comment.body = body

@@ -25,7 +25,7 @@ class JobContext:
     delivery_id: str
     installation: Installation
     store: Store
-    app_id: int
+    app_id: int | None  # None: perfbot comment, running with a workflow's token
     # Asked of GitHub (once per process) only by jobs that write a comment.
     bot_login: Callable[[], Awaitable[str]]
     configs: ConfigCache
