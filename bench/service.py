@@ -40,7 +40,9 @@ from tests.harness import (
 BENCH = Path(__file__).resolve().parent
 
 
-def events_per_second(events: int, latency: float, workers: int) -> tuple[float, float, float]:
+def events_per_second(
+    events: int, latency: float, workers: int
+) -> tuple[float, float, float, float]:
     """perfbot serve and the fake GitHub as separate processes, as in production."""
     with tempfile.TemporaryDirectory() as tmp:
         setup_file = Path(tmp) / "setup.json"
@@ -73,6 +75,7 @@ def events_per_second(events: int, latency: float, workers: int) -> tuple[float,
             with perfbot_process(env, Path(tmp) / "perfbot.log") as bot:
                 deliveries = [(d["body"].encode(), d["headers"]) for d in setup["deliveries"]]
                 cpu_before = _cpu_seconds(bot.process.pid)
+                fake_cpu_before = _cpu_seconds(fake.pid)
                 start = time.perf_counter()
                 asyncio.run(_post_all(str(bot.client.base_url), deliveries))
                 posted = time.perf_counter() - start
@@ -88,11 +91,12 @@ def events_per_second(events: int, latency: float, workers: int) -> tuple[float,
                     raise
                 elapsed = time.perf_counter() - start
                 cpu = _cpu_seconds(bot.process.pid) - cpu_before
+                fake_cpu = _cpu_seconds(fake.pid) - fake_cpu_before
                 control.close()
         finally:
             fake.terminate()  # the process this benchmark started
             fake.wait(timeout=10)
-    return events / elapsed, posted, cpu / events
+    return events / elapsed, posted, cpu / events, fake_cpu / events
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -164,12 +168,13 @@ def main() -> None:
     print("REST calls per event (counted by the fake GitHub):")
     calls_per_event()
     for latency in (0.0, 0.05):
-        rate, posted, cpu = events_per_second(args.events, latency, args.workers)
+        rate, posted, cpu, fake_cpu = events_per_second(args.events, latency, args.workers)
         print(
             f"end to end, {args.events} events, {latency * 1000:.0f} ms API latency, "
             f"{args.workers} workers: {rate:.1f} events/s "
             f"(deliveries accepted in {posted:.2f} s); perfbot used {cpu * 1000:.1f} ms "
-            f"of CPU per event, i.e. {1 / cpu:.0f} events/s per core"
+            f"of CPU per event, i.e. {1 / cpu:.0f} events/s per core; the fake GitHub "
+            f"used {fake_cpu * 1000:.1f} ms per event on the same machine"
         )
 
 

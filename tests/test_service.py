@@ -97,13 +97,37 @@ def test_fork_pr_without_pull_requests_in_the_run(world: World, tmp_path: Path) 
 def test_forged_pr_number_posts_nowhere_else(
     world: World, tmp_path: Path, hint: int | bytes
 ) -> None:
-    pull = world.pull(7, HEAD)
+    # A fork's run names no PR (pull_requests: []): the artifact is all there is.
+    pull = world.pull(7, HEAD, fork=True)
     victim = world.pull(8, "c" * 40)
     with in_process_service(world, tmp_path / "db") as client:
         post_run(client, world, world.measured_run(pull, 1001, hint=hint))
         # The hint is rejected, and the run's real PR is derived from its head commit.
         wait_until(lambda: len(world.bot_comments(7)) == 1)
     assert world.bot_comments(victim.number) == []
+    assert len(world.fake.storage_requests) == 2, "the PR-number artifact was read"
+
+
+def test_pr_named_by_github_needs_no_pr_number_artifact(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    world.pull(8, "c" * 40)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001, hint=8))
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+    assert world.bot_comments(8) == []
+    # Only the report was downloaded; the forged PR-number artifact was never read.
+    assert len(world.fake.storage_requests) == 1
+
+
+def test_two_prs_of_one_branch_are_told_apart_by_the_artifact(
+    world: World, tmp_path: Path
+) -> None:
+    pull = world.pull(7, HEAD)
+    world.fake.add_pull(world.repo, 8, HEAD, pull.head_ref, base_ref="release")
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001, hint=8))
+        wait_until(lambda: len(world.bot_comments(8)) == 1)
+    assert world.bot_comments(7) == []
 
 
 def test_forged_pr_number_of_a_fork_with_no_open_pr_posts_nothing(

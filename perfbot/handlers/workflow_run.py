@@ -145,7 +145,13 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
     if report is None:
         ctx.log.info("no usable %r artifact on run %s", config.config.report_artifact, run.id)
         return
-    hint = await _pull_hint(ctx, run, _newest(artifacts, config.config.pr_number_artifact, run.id))
+    if len(run.hinted_pulls) == 1:
+        # GitHub itself names exactly one PR of this repository: no need to download the
+        # run's (untrusted) PR-number artifact; the proof below checks the PR either way.
+        hint: int | None = run.hinted_pulls[0]
+    else:
+        artifact = _newest(artifacts, config.config.pr_number_artifact, run.id)
+        hint = await _pull_hint(ctx, run, artifact)
     proof = await prove_pull(inst, run.owner, run.name, run.identity, hint)
     ctx.log.info("%s", proof.reason)
     if proof.pull is None:
