@@ -11,6 +11,8 @@ lint: setup
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
+	scripts/lint-workflows
+	scripts/lint-dockerfile
 
 test: lint
 	.venv/bin/python -m pytest
