@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-import statistics
+import math
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -73,11 +74,22 @@ class Stats:
     @classmethod
     def of(cls, samples: Iterable[float]) -> Stats:
         values = tuple(samples)
-        return cls(statistics.median(values), min(values), max(values), values)
+        return cls(_median(values), min(values), max(values), values)
 
     @property
     def n(self) -> int:
         return len(self.samples)
+
+
+def _median(values: tuple[float, ...]) -> float:
+    """The median, finite for any finite samples: ``statistics.median`` adds the two middle
+    values first, which overflows to infinity for samples near the float limit."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    # Halving is exact for normal floats, so this equals (a + b) / 2 wherever that is finite.
+    return ordered[middle - 1] / 2 + ordered[middle] / 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +274,9 @@ def _judge_move(
         gain = head.value > 0 if better is Better.HIGHER else head.value < 0
         return (Verdict.IMPROVED if gain else Verdict.REGRESSED), None, "from zero", False
     change = (head.value - base.value) / abs(base.value) * 100.0
+    if not math.isfinite(change):
+        # Absurd but finite samples (1e308 against 1e-308) overflow; the move keeps its sign.
+        change = math.copysign(sys.float_info.max, head.value - base.value)
     if abs(change) < judge.threshold:
         return Verdict.UNCHANGED, change, "", False
     if base.n > 1 and head.n > 1 and base.low <= head.high and head.low <= base.high:

@@ -319,11 +319,22 @@ def _change(metric: MetricResult, comparison: Comparison) -> str:
     return f"{shown}{note}"
 
 
+# Powers of ten between which numbers are written out in full (else in scientific notation).
+_PLAIN_MAGNITUDES = (-6, 15)
+
+
 def format_number(value: float) -> str:
     """Five significant digits, thousands separated, no trailing zeros: ``13.037``, ``20,127``."""
     if value == 0 or not math.isfinite(value):
         return "0" if value == 0 else "—"
     magnitude = math.floor(math.log10(abs(value)))
+    if not _PLAIN_MAGNITUDES[0] <= magnitude < _PLAIN_MAGNITUDES[1]:
+        # Beyond a trillion or below a millionth, digits would flood a cell (1e308 has 309)
+        # or round to 0: five significant digits in scientific notation instead.
+        mantissa, exponent = f"{value:.4e}".split("e")
+        if "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}e{int(exponent):+d}".replace("-", MINUS)
     decimals = min(max(4 - magnitude, 0), 9)
     shown = f"{value:,.{decimals}f}"
     if "." in shown:
@@ -335,6 +346,8 @@ def _signed_percent(change: float) -> str:
     if round(change, 2) == 0:
         return "0.00 %"
     sign = "+" if change > 0 else MINUS
+    if abs(change) >= 10 ** _PLAIN_MAGNITUDES[1]:
+        return f"{sign}{format_number(abs(change))} %"
     return f"{sign}{abs(change):.2f} %"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from perfbot.compare import MetricResult, MetricRule, Policy, Verdict, compare
@@ -53,6 +55,20 @@ def test_median_of_samples_and_spread() -> None:
     # The base range 10–30 contains the head's: a move within the spread is not a move.
     assert metric.verdict is Verdict.UNCHANGED
     assert metric.note == "sample ranges overlap"
+
+
+def test_samples_near_the_float_limit_stay_finite() -> None:
+    # statistics.median would add the two middle samples and overflow to infinity; the
+    # change from 1e-308 to 1e308 overflows too. Both must stay finite numbers.
+    metric = only_metric(side({"m": [1e-308, 1e-308]}), side({"m": [1e308, 1e308]}))
+    assert metric.head is not None
+    assert metric.head.value == 1e308
+    assert metric.change_pct == sys.float_info.max
+    assert metric.verdict is Verdict.IMPROVED
+    fall = only_metric(side({"m": 1e-308}), side({"m": -1e308}))
+    assert fall.change_pct == -sys.float_info.max
+    assert fall.verdict is Verdict.REGRESSED
+    assert fall.beyond_tolerance
 
 
 def test_separated_ranges_are_a_move() -> None:

@@ -6,8 +6,8 @@ import html
 import re
 from datetime import UTC, datetime
 
-from perfbot.compare import Policy, compare
-from perfbot.model import FailedCase
+from perfbot.compare import Comparison, MetricResult, PlatformResult, Policy, Verdict, compare
+from perfbot.model import Better, FailedCase
 from perfbot.render import GITHUB_BODY_LIMIT, MARKER, RenderContext, format_number, headline, render
 from perfbot.report import SideReport
 from tests.builders import side
@@ -159,3 +159,16 @@ def test_number_format() -> None:
     assert format_number(0.000123456) == "0.00012346"
     assert format_number(-5.5) == "−5.5"
     assert format_number(0) == "0"
+
+
+def test_absurd_magnitudes_keep_five_significant_digits() -> None:
+    # Written out, 1e308 takes 309 digits and 1e-308 rounds to 0.
+    assert format_number(1e308) == "1e+308"
+    assert format_number(-1.234567e20) == "−1.2346e+20"
+    assert format_number(1e-308) == "1e−308"
+    assert format_number(1.5e-7) == "1.5e−7"
+    assert format_number(123_456_789_012_345) == "123,456,789,012,345"
+    assert format_number(0.0000025) == "0.0000025"
+    metric = MetricResult("m", "", Better.HIGHER, None, None, 1.7e308, Verdict.IMPROVED)
+    row = render(Comparison((PlatformResult("p", (metric,), ()),)))
+    assert "🟢 +1.7e+308 %" in row

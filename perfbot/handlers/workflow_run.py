@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -308,6 +309,14 @@ async def _report_body(
         ctx.log.info("report artifact unreadable: %s", exc)
         body = render_error(f"The report artifact could not be read: {exc}", context)
         return Report(body, "the report artifact could not be read", "neutral")
+    # Parsing, comparing and rendering a big report takes seconds of CPU: off the event loop,
+    # so that webhooks are still answered (within GitHub's 10 s) and other jobs still run.
+    return await asyncio.to_thread(_compare_and_render, contents, context, config)
+
+
+def _compare_and_render(
+    contents: ArtifactContents, context: RenderContext, config: ConfigResult
+) -> Report:
     sides = split_sides(contents.files)
     base, head = read_side(sides["base"]), read_side(sides["head"])
     skipped = [f"artifact member {name} skipped: {reason}" for name, reason in contents.skipped]
@@ -339,4 +348,5 @@ async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> Art
         and zip_sha256(data) != artifact.digest
     ):
         raise ArtifactError(artifact.name, "the download does not match the artifact's digest")
-    return read_report_zip(data, artifact.name, LIMITS)
+    # Decompressing up to the limits is CPU work too: in a thread, like the parsing.
+    return await asyncio.to_thread(read_report_zip, data, artifact.name, LIMITS)
