@@ -3,28 +3,55 @@
 from __future__ import annotations
 
 from typing import Final
+from urllib.parse import urlsplit
 
 from perfbot.store.base import Job, JobStatus, NewJob, PullState, Store
+from perfbot.store.postgres import DEFAULT_POOL_SIZE, DatabaseUnavailable, PostgresStore
 from perfbot.store.sqlite import SQLiteStore
 
-__all__ = ["Job", "JobStatus", "NewJob", "PullState", "SQLiteStore", "Store", "open_store"]
+__all__ = [
+    "DatabaseUnavailable",
+    "Job",
+    "JobStatus",
+    "NewJob",
+    "PostgresStore",
+    "PullState",
+    "SQLiteStore",
+    "Store",
+    "open_store",
+]
 
 _SQLITE_PREFIX: Final = "sqlite:///"
 _POSTGRES_SCHEMES: Final = ("postgresql", "postgres")
 _ACCEPTED: Final = (
     "a SQLite file path (data/perfbot.db), sqlite:///relative/path.db"
-    " or sqlite:////absolute/path.db"
+    " or sqlite:////absolute/path.db, or postgresql://user:password@host:port/database"
 )
 
 
-def open_store(database_url: str) -> Store:
-    """The store ``database_url`` names; call ``setup()`` on it before use."""
+def open_store(database_url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> Store:
+    """The store ``database_url`` names; call ``setup()`` on it before use.
+
+    ``pool_size`` caps a PostgreSQL store's connections (SQLite has one). A malformed URL
+    raises ``ValueError``; an unreachable database raises ``DatabaseUnavailable`` from
+    ``setup()``. Neither message contains the password.
+    """
     scheme, sep, _ = database_url.partition("://")
     if sep and scheme.split("+")[0].lower() in _POSTGRES_SCHEMES:
-        raise ValueError("PostgreSQL support is not built yet in this version; use a SQLite path")
+        return PostgresStore(database_url, pool_size=pool_size)
     if database_url.startswith(_SQLITE_PREFIX) and len(database_url) > len(_SQLITE_PREFIX):
         # sqlite:///a.db is the relative path a.db; sqlite:////a.db keeps its slash: /a.db.
         return SQLiteStore(database_url.removeprefix(_SQLITE_PREFIX))
     if sep or not database_url:
-        raise ValueError(f"unsupported database URL {database_url!r}; use {_ACCEPTED}")
+        shown = _without_password(database_url)
+        raise ValueError(f"unsupported database URL {shown!r}; use {_ACCEPTED}")
     return SQLiteStore(database_url)
+
+
+def _without_password(url: str) -> str:
+    """``url`` with the password of its authority masked, for an error message."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return url.partition("://")[0] + "://…"
+    return url.replace(f":{password}@", ":***@", 1) if password else url

@@ -81,6 +81,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )
         """,
     ),
+    # 4: the deliveries perfbot asked GitHub to redeliver (at most once per guid, ever).
+    (
+        """
+        CREATE TABLE redeliveries (
+            guid TEXT PRIMARY KEY,
+            claimed_at REAL NOT NULL
+        )
+        """,
+    ),
 )
 
 

@@ -83,6 +83,16 @@ class Store(Protocol):
 
     async def delivery_seen(self, delivery_id: str) -> bool: ...
 
+    async def claim_redelivery(self, guid: str, now: float) -> bool:
+        """Claim the one redelivery perfbot may ever ask GitHub for the delivery ``guid``.
+
+        True only the first time this guid is claimed, across processes, replicas and
+        restarts (the claim is stored durably and atomically; of several racing callers,
+        exactly one gets True); False every later time, however long after. ``now`` is
+        kept as the claim's time. Independent of ``record_delivery``: claiming a guid
+        neither records nor requires a delivery.
+        """
+
     # The queue -----------------------------------------------------------------------
 
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:

@@ -155,6 +155,14 @@ class SQLiteStore:
     async def delivery_seen(self, delivery_id: str) -> bool:
         return await self._run(_exists, "SELECT 1 FROM deliveries WHERE id = ?", (delivery_id,))
 
+    async def claim_redelivery(self, guid: str, now: float) -> bool:
+        return await self._run(
+            _write_owned,
+            "INSERT INTO redeliveries (guid, claimed_at) VALUES (?, ?)"
+            " ON CONFLICT (guid) DO NOTHING",
+            (guid, now),
+        )
+
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
         return await self._run(_claim, owner, lease_seconds, now)
 

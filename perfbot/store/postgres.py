@@ -1,0 +1,526 @@
+"""The PostgreSQL store: one database shared by several perfbot replicas.
+
+Same semantics as the SQLite store, statement for statement; what differs is how they stay
+correct when several processes claim at once (see ``PostgresStore.claim``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import TupleRow
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from perfbot.errors import PerfbotError
+from perfbot.store._pg_migrations import migrate
+from perfbot.store.base import Job, JobStatus, NewJob, PullState
+
+DEFAULT_POOL_SIZE: Final = 8
+# libpq's own timeout for establishing one connection (whole seconds), unless the URL sets
+# connect_timeout itself: an unreachable host fails start-up in seconds, not minutes.
+CONNECT_TIMEOUT_SECONDS: Final = 10
+# How long a call waits for a free pooled connection before it fails.
+POOL_TIMEOUT_SECONDS: Final = 10.0
+CLOSE_TIMEOUT_SECONDS: Final = 5.0
+# Key space (first int4) of pg_try_advisory_xact_lock(int4, int4) for serial keys; the
+# second int4 is the key's hash. Bytes of "pbot".
+SERIAL_KEY_LOCK_SPACE: Final = 0x70626F74
+
+_JOB_COLUMNS: Final = (
+    "id, delivery_id, event, payload, serial_key, installation_id,"
+    " attempts, created_at, lease_owner, lease_until"
+)
+
+# A job of the same serial key, other than j, under a live lease.
+_KEY_BUSY: Final = """
+    EXISTS (
+        SELECT 1 FROM jobs AS o
+        WHERE o.serial_key = j.serial_key AND o.status = 'running'
+            AND o.lease_until >= %(now)s AND o.id <> j.id
+    )
+"""
+
+# j may be claimed: queued and due, or running under an expired lease (its process died).
+_CLAIMABLE: Final = """
+    ((j.status = 'queued' AND j.due_at <= %(now)s)
+        OR (j.status = 'running' AND j.lease_until < %(now)s))
+"""
+
+# Step 1 of a claim: the oldest claimable job whose key looks free, row-locked so no other
+# claimer can take it (SKIP LOCKED: they pass over it to the next one instead of waiting),
+# plus a try for its key's advisory lock. MATERIALIZED keeps the lock attempt to the one
+# row the CTE returns.
+_CANDIDATE: Final = f"""
+    WITH candidate AS MATERIALIZED (
+        SELECT j.id, j.serial_key FROM jobs AS j
+        WHERE j.status IN ('queued', 'running') AND {_CLAIMABLE}
+            AND j.serial_key <> ALL (%(skip)s::text[])
+            AND NOT {_KEY_BUSY}
+        ORDER BY j.due_at, j.id
+        LIMIT 1
+        FOR UPDATE OF j SKIP LOCKED
+    )
+    SELECT id, serial_key, pg_try_advisory_xact_lock(%(space)s::integer, hashtext(serial_key))
+    FROM candidate
+"""
+
+# Step 2, under the key's advisory lock: a new statement, so (READ COMMITTED) a new snapshot
+# that sees every claim committed before the lock was granted. The key is checked again
+# there, and the job taken only if it is still free. (The job itself is checked again too,
+# though its row lock already keeps it from changing: cheap, and safe on its own.)
+_TAKE: Final = f"""
+    UPDATE jobs AS j
+    SET status = 'running', lease_owner = %(owner)s, lease_until = %(until)s,
+        attempts = j.attempts + 1
+    WHERE j.id = %(id)s AND {_CLAIMABLE} AND NOT {_KEY_BUSY}
+    RETURNING {_JOB_COLUMNS}
+"""
+
+# A delivery and its job in one statement, hence one transaction and one round trip: the job
+# is inserted only from the delivery row actually inserted, so a repeat stores nothing.
+_RECORD_WITH_JOB: Final = """
+    WITH delivery AS (
+        INSERT INTO deliveries (id, event, action, received_at)
+        VALUES (%(id)s, %(event)s, %(action)s, %(now)s)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id
+    ), job AS (
+        INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,
+                          status, attempts, due_at, created_at)
+        SELECT id, %(job_event)s::text, %(payload)s::text, %(serial_key)s::text,
+            %(installation_id)s::bigint, 'queued', 0, %(now)s, %(now)s
+        FROM delivery
+    )
+    SELECT count(*) FROM delivery
+"""
+
+_PULL_COLUMNS: Final = (
+    "repo_id, number, comment_id, newest_head_sha, reported_head_sha, reported_run_id,"
+    " reported_run_attempt, report_body, rerun_requested_by, updated_at, check_run_id,"
+    " check_run_head_sha"
+)
+
+_SAVE_PULL: Final = f"""
+    INSERT INTO pulls ({_PULL_COLUMNS})
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+    ON CONFLICT (repo_id, number) DO UPDATE SET
+        comment_id = excluded.comment_id,
+        newest_head_sha = excluded.newest_head_sha,
+        reported_head_sha = excluded.reported_head_sha,
+        reported_run_id = excluded.reported_run_id,
+        reported_run_attempt = excluded.reported_run_attempt,
+        report_body = excluded.report_body,
+        rerun_requested_by = excluded.rerun_requested_by,
+        updated_at = excluded.updated_at,
+        check_run_id = excluded.check_run_id,
+        check_run_head_sha = excluded.check_run_head_sha
+"""
+
+
+class DatabaseUnavailable(PerfbotError, RuntimeError):
+    """The database could not be reached or logged into; the message names it, no password."""
+
+
+class PostgresStore:
+    """``Store`` on a PostgreSQL database, through a small pool of connections.
+
+    Every pooled connection is in autocommit mode: a single statement is its own transaction
+    (one round trip), and the few operations needing several statements open one explicitly.
+    """
+
+    def __init__(self, url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> None:
+        """Parse ``url`` (``postgresql://`` or ``postgres://``); nothing is connected yet.
+
+        Raises ``ValueError`` naming the problem, never the password, for a malformed URL.
+        """
+        if pool_size < 1:
+            raise ValueError(f"the PostgreSQL pool size must be at least 1, not {pool_size}")
+        url = _normalise_scheme(url)
+        try:
+            params = conninfo_to_dict(url)
+        except psycopg.ProgrammingError as exc:
+            reason = _scrub(str(exc), _url_passwords(url))
+            raise ValueError(f"the PostgreSQL URL is not valid: {reason}") from None
+        params.setdefault("connect_timeout", CONNECT_TIMEOUT_SECONDS)
+        # Names perfbot's sessions in pg_stat_activity for the database's operator.
+        params.setdefault("application_name", "perfbot")
+        self._conninfo = make_conninfo("", **params)
+        # Kept to scrub connection errors, in case libpq ever quotes it.
+        self._secrets = {str(params["password"])} if params.get("password") else set()
+        self.where = _describe(params)
+        self._pool_size = pool_size
+        self._pool: AsyncConnectionPool[AsyncConnection[TupleRow]] | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.where!r})"
+
+    def _connected(self) -> AsyncConnectionPool[AsyncConnection[TupleRow]]:
+        if self._closed:
+            raise RuntimeError(f"the store on {self.where} is closed")
+        if self._pool is None:
+            raise RuntimeError(f"the store on {self.where} is not set up: call setup() first")
+        return self._pool
+
+    async def setup(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"the store on {self.where} is closed")
+        # Migrate on a connection of its own, opened directly: a failure here carries
+        # libpq's reason (refused, unknown host, wrong password), which a pool only logs.
+        try:
+            conn = await AsyncConnection.connect(self._conninfo, autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise self._unavailable(exc) from None
+        async with conn:
+            await migrate(conn)
+        if self._pool is not None:
+            return
+        pool: AsyncConnectionPool[AsyncConnection[TupleRow]] = AsyncConnectionPool(
+            self._conninfo,
+            kwargs={"autocommit": True},
+            min_size=1,
+            max_size=self._pool_size,
+            timeout=POOL_TIMEOUT_SECONDS,
+            name="perfbot",
+            open=False,
+        )
+        try:
+            await pool.open(wait=True, timeout=POOL_TIMEOUT_SECONDS)
+        except PoolTimeout:
+            await pool.close()
+            raise DatabaseUnavailable(
+                f"the PostgreSQL database {self.where} accepted one connection but the pool"
+                f" could not open one within {POOL_TIMEOUT_SECONDS:g} s"
+            ) from None
+        self._pool = pool
+
+    def _unavailable(self, exc: psycopg.Error) -> DatabaseUnavailable:
+        # libpq's message can span lines (a hint: "Is the server running on that host...")
+        # and repeats that connecting failed: one sentence for the start-up error.
+        lines = [" ".join(line.split()) for line in _scrub(str(exc), self._secrets).splitlines()]
+        lines = [line for line in lines if line] or [type(exc).__name__]
+        reason = lines[0].removeprefix("connection failed: ")
+        if len(lines) > 1:
+            reason += f" ({' '.join(lines[1:])})"
+        return DatabaseUnavailable(
+            f"cannot connect to the PostgreSQL database {self.where}: {reason}"
+        )
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._pool is not None:
+            await self._pool.close(timeout=CLOSE_TIMEOUT_SECONDS)
+
+    async def _execute(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> int:
+        """Run one statement; the number of rows it changed."""
+        async with self._connected().connection() as conn:
+            cur = await conn.execute(sql, params)
+            return cur.rowcount
+
+    async def _fetchone(
+        self, sql: str, params: dict[str, Any] | tuple[Any, ...]
+    ) -> TupleRow | None:
+        async with self._connected().connection() as conn:
+            cur = await conn.execute(sql, params)
+            return await cur.fetchone()
+
+    # Deliveries and enqueueing -----------------------------------------------------------------
+
+    async def record_delivery(
+        self, delivery_id: str, event: str, action: str | None, job: NewJob | None, now: float
+    ) -> bool:
+        # No group commit as in SQLite: PostgreSQL commits concurrent transactions from
+        # several connections side by side, and each delivery is a single statement.
+        params: dict[str, Any] = {"id": delivery_id, "event": event, "action": action, "now": now}
+        if job is None:
+            inserted = await self._execute(
+                "INSERT INTO deliveries (id, event, action, received_at)"
+                " VALUES (%(id)s, %(event)s, %(action)s, %(now)s) ON CONFLICT (id) DO NOTHING",
+                params,
+            )
+            return inserted > 0
+        params |= {
+            "job_event": job.event,
+            "payload": job.payload,
+            "serial_key": job.serial_key,
+            "installation_id": job.installation_id,
+        }
+        row = await self._fetchone(_RECORD_WITH_JOB, params)
+        assert row is not None  # count(*) always returns a row
+        return bool(row[0])
+
+    async def delivery_seen(self, delivery_id: str) -> bool:
+        row = await self._fetchone("SELECT 1 FROM deliveries WHERE id = %s", (delivery_id,))
+        return row is not None
+
+    async def claim_redelivery(self, guid: str, now: float) -> bool:
+        # The primary key makes racing inserts wait for each other: exactly one inserts.
+        inserted = await self._execute(
+            "INSERT INTO redeliveries (guid, claimed_at) VALUES (%s, %s)"
+            " ON CONFLICT (guid) DO NOTHING",
+            (guid, now),
+        )
+        return inserted > 0
+
+    # The queue ----------------------------------------------------------------------------------
+
+    async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
+        """See ``Store.claim``. Race-free between processes, in two steps:
+
+        1. The oldest claimable job whose key looks free is row-locked (FOR UPDATE SKIP
+           LOCKED), so concurrent claimers spread over different jobs instead of queueing
+           for one, and the key's advisory lock is tried.
+        2. Only under that lock is the job taken, by a statement that checks again that
+           the job is claimable and its key free. Its snapshot is newer than the lock, and
+           the lock is released only after its holder's commit, so whoever locks a key
+           second sees the first's claim. Whoever cannot take the lock passes the key by
+           for this claim: someone else is claiming it right now.
+
+        So a job is never handed out twice, and two jobs of one key never run at once,
+        however many replicas claim. Two keys sharing a hash only make one of them wait
+        for a later claim.
+        """
+        params: dict[str, Any] = {
+            "now": now,
+            "owner": owner,
+            "until": now + lease_seconds,
+            "space": SERIAL_KEY_LOCK_SPACE,
+        }
+        skip: list[str] = []  # keys busy or being claimed by someone else right now
+        async with self._connected().connection() as conn, conn.transaction():
+            # Each round either returns or adds a key to skip: it ends.
+            while True:
+                cur = await conn.execute(_CANDIDATE, params | {"skip": skip})
+                candidate = await cur.fetchone()
+                if candidate is None:
+                    return None
+                job_id, serial_key, locked = candidate
+                if locked:
+                    cur = await conn.execute(_TAKE, params | {"id": job_id})
+                    taken = await cur.fetchone()
+                    if taken is not None:
+                        return _job(taken)
+                skip.append(serial_key)
+
+    async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
+        # Only a live lease is extended: once it has expired another job of the serial key
+        # may have started, so the caller must stop rather than carry on beside it.
+        changed = await self._execute(
+            "UPDATE jobs SET lease_until = %s"
+            " WHERE id = %s AND status = 'running' AND lease_owner = %s AND lease_until >= %s",
+            (now + lease_seconds, job_id, owner, now),
+        )
+        return changed > 0
+
+    # complete, retry_later and give_up accept an expired lease nobody took over: the work
+    # was done (or failed) all the same, and running it again would gain nothing.
+
+    async def complete(self, job_id: int, owner: str, now: float) -> None:
+        await self._execute(
+            "UPDATE jobs SET status = 'done', finished_at = %s"
+            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
+            (now, job_id, owner),
+        )
+
+    async def retry_later(
+        self, job_id: int, owner: str, due_at: float, error: str, now: float
+    ) -> None:
+        await self._execute(
+            "UPDATE jobs SET status = 'queued', due_at = %s, last_error = %s,"
+            " lease_owner = NULL, lease_until = NULL"
+            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
+            (due_at, _storable(error), job_id, owner),
+        )
+
+    async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None:
+        await self._execute(
+            "UPDATE jobs SET status = 'failed', last_error = %s, finished_at = %s"
+            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
+            (_storable(error), now, job_id, owner),
+        )
+
+    async def queue_depth(self, now: float) -> int:
+        row = await self._fetchone(
+            "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')", ()
+        )
+        assert row is not None
+        return int(row[0])
+
+    async def job_status(self, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:
+        row = await self._fetchone(
+            "SELECT status, attempts, last_error FROM jobs WHERE delivery_id = %s"
+            " ORDER BY id DESC LIMIT 1",
+            (delivery_id,),
+        )
+        if row is None:
+            return None
+        status, attempts, last_error = row
+        return JobStatus(status), int(attempts), last_error
+
+    # Locks -------------------------------------------------------------------------------------
+
+    async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
+        # A lock is held while expires_at >= now, like a lease. An upsert is atomic in
+        # PostgreSQL: two processes racing for a free key cannot both insert it.
+        changed = await self._execute(
+            "INSERT INTO locks (key, owner, expires_at) VALUES (%s, %s, %s)"
+            " ON CONFLICT (key) DO UPDATE"
+            " SET owner = excluded.owner, expires_at = excluded.expires_at"
+            " WHERE locks.owner = excluded.owner OR locks.expires_at < %s",
+            (key, owner, now + ttl_seconds, now),
+        )
+        return changed > 0
+
+    async def unlock(self, key: str, owner: str) -> None:
+        await self._execute("DELETE FROM locks WHERE key = %s AND owner = %s", (key, owner))
+
+    # Pull-request state --------------------------------------------------------------------------
+
+    async def get_pull(self, repo_id: int, number: int) -> PullState | None:
+        row = await self._fetchone(
+            f"SELECT {_PULL_COLUMNS} FROM pulls WHERE repo_id = %s AND number = %s",
+            (repo_id, number),
+        )
+        if row is None:
+            return None
+        return PullState(
+            repo_id=row[0],
+            number=row[1],
+            comment_id=row[2],
+            newest_head_sha=row[3],
+            reported_head_sha=row[4],
+            reported_run_id=row[5],
+            reported_run_attempt=row[6],
+            report_body=row[7],
+            rerun_requested_by=row[8],
+            updated_at=float(row[9]),
+            check_run_id=row[10],
+            check_run_head_sha=row[11],
+        )
+
+    async def save_pull(self, state: PullState) -> None:
+        await self._execute(
+            _SAVE_PULL,
+            (
+                state.repo_id,
+                state.number,
+                state.comment_id,
+                state.newest_head_sha,
+                state.reported_head_sha,
+                state.reported_run_id,
+                state.reported_run_attempt,
+                state.report_body,
+                state.rerun_requested_by,
+                state.updated_at,
+                state.check_run_id,
+                state.check_run_head_sha,
+            ),
+        )
+
+    async def forget_repositories(self, repo_ids: list[int]) -> None:
+        if not repo_ids:
+            return
+        await self._execute("DELETE FROM pulls WHERE repo_id = ANY (%s::bigint[])", (repo_ids,))
+
+    # Installations -----------------------------------------------------------------------------
+
+    async def set_suspended(self, installation_id: int, suspended: bool, now: float) -> None:
+        if suspended:
+            await self._execute(
+                "INSERT INTO suspended_installations (id, since) VALUES (%s, %s)"
+                " ON CONFLICT (id) DO NOTHING",
+                (installation_id, now),
+            )
+        else:
+            await self._execute(
+                "DELETE FROM suspended_installations WHERE id = %s", (installation_id,)
+            )
+
+    async def is_suspended(self, installation_id: int) -> bool:
+        row = await self._fetchone(
+            "SELECT 1 FROM suspended_installations WHERE id = %s", (installation_id,)
+        )
+        return row is not None
+
+
+def _storable(error: str) -> str:
+    """``error`` without NUL characters, which PostgreSQL's text cannot hold.
+
+    An error message may quote untrusted text (a name from an artifact); refusing it would
+    leave its job unfinishable, taken over and failing again at every lease expiry.
+    """
+    return error.replace("\x00", "\N{REPLACEMENT CHARACTER}")
+
+
+def _job(row: TupleRow) -> Job:
+    (
+        job_id,
+        delivery_id,
+        event,
+        payload,
+        serial_key,
+        installation_id,
+        attempts,
+        created_at,
+        lease_owner,
+        lease_until,
+    ) = row
+    return Job(
+        id=job_id,
+        delivery_id=delivery_id,
+        event=event,
+        payload=payload,
+        serial_key=serial_key,
+        installation_id=installation_id,
+        attempts=attempts,
+        created_at=float(created_at),
+        lease_owner=lease_owner,
+        lease_until=float(lease_until),
+    )
+
+
+def _normalise_scheme(url: str) -> str:
+    """``postgres://`` and SQLAlchemy's ``postgresql+driver://`` as libpq's ``postgresql://``."""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.split("+")[0].lower() in ("postgresql", "postgres"):
+        return f"postgresql://{rest}"
+    return url
+
+
+def _describe(params: dict[str, Any]) -> str:
+    """``user@host:port/dbname`` for messages: what the operator needs, never the password."""
+    user = params.get("user")
+    host = params.get("host") or params.get("hostaddr") or "localhost"
+    port = params.get("port")
+    where = f"{user}@{host}" if user else str(host)
+    if port:
+        where += f":{port}"
+    return f"{where}/{params.get('dbname') or user or ''}"
+
+
+def _url_passwords(url: str) -> set[str]:
+    """The password of ``url`` as written and decoded, even in a URL too broken to parse."""
+    try:
+        raw = urlsplit(url).password or ""
+    except ValueError:
+        # Mask whatever sits between "user:" and the last "@" of the authority.
+        raw = url.partition("://")[2].rpartition("@")[0].partition(":")[2]
+    return {raw, unquote(raw)} - {""}
+
+
+def _scrub(message: str, secrets: set[str]) -> str:
+    """``message`` with every one of ``secrets`` replaced by ``***``.
+
+    libpq's messages are not known to quote a password, but a malformed URL is quoted in
+    part ("invalid percent-encoded token"), so nothing is left to chance.
+    """
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            message = message.replace(secret, "***")
+    return message
