@@ -8,7 +8,7 @@
     repository, a first comment once the configuration is cached, and a steady-state
     update of an existing comment.
 
-Run: .venv/bin/python bench/service.py [--events N] [--workers N]
+Run: .venv/bin/python bench/service.py [--events N] [--workers N] [--processes 1,2]
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ BENCH = Path(__file__).resolve().parent
 
 
 def events_per_second(
-    events: int, latency: float, workers: int
+    events: int, latency: float, workers: int, processes: int
 ) -> tuple[float, float, float, float]:
     """perfbot serve and the fake GitHub as separate processes, as in production."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,6 +70,7 @@ def events_per_second(
                 setup["api_url"],
                 Path(tmp) / "perfbot.db",
                 PERFBOT_WORKERS=str(workers),
+                PERFBOT_PROCESSES=str(processes),
                 PERFBOT_PRIVATE_KEY=setup["private_key"],  # the key this fake trusts
             )
             with perfbot_process(env, Path(tmp) / "perfbot.log") as bot:
@@ -100,10 +101,15 @@ def events_per_second(
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, from /proc (Linux)."""
+    """User + system CPU time of a process and its live children, from /proc (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = int(fields[11]) + int(fields[12])  # utime, stime
-    return ticks / os.sysconf("SC_CLK_TCK")
+    children = [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+    return ticks / os.sysconf("SC_CLK_TCK") + sum(_cpu_seconds(child) for child in children)
 
 
 async def _post_all(base_url: str, deliveries: list[tuple[bytes, dict[str, str]]]) -> None:
@@ -162,20 +168,29 @@ def _shape(path: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=300)
-    parser.add_argument("--workers", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=64, help="per process")
+    parser.add_argument(
+        "--processes",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2],
+        help="PERFBOT_PROCESSES values to measure, comma-separated (default 1,2)",
+    )
     args = parser.parse_args()
 
     print("REST calls per event (counted by the fake GitHub):")
     calls_per_event()
-    for latency in (0.0, 0.05):
-        rate, posted, cpu, fake_cpu = events_per_second(args.events, latency, args.workers)
-        print(
-            f"end to end, {args.events} events, {latency * 1000:.0f} ms API latency, "
-            f"{args.workers} workers: {rate:.1f} events/s "
-            f"(deliveries accepted in {posted:.2f} s); perfbot used {cpu * 1000:.1f} ms "
-            f"of CPU per event, i.e. {1 / cpu:.0f} events/s per core; the fake GitHub "
-            f"used {fake_cpu * 1000:.1f} ms per event on the same machine"
-        )
+    for processes in args.processes:
+        for latency in (0.0, 0.05):
+            rate, posted, cpu, fake_cpu = events_per_second(
+                args.events, latency, args.workers, processes
+            )
+            print(
+                f"end to end, {args.events} events, {latency * 1000:.0f} ms API latency, "
+                f"{processes} process(es) x {args.workers} workers: {rate:.1f} events/s "
+                f"(deliveries accepted in {posted:.2f} s); perfbot used {cpu * 1000:.1f} ms "
+                f"of CPU per event; the fake GitHub used {fake_cpu * 1000:.1f} ms per event "
+                "on the same machine"
+            )
 
 
 if __name__ == "__main__":

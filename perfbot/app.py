@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import httpx
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from perfbot import logs
 from perfbot.github import GitHubApp
 from perfbot.metrics import Metrics
+from perfbot.redeliver import FIRST_SWEEP_DELAY_SECONDS, Redeliverer
 from perfbot.settings import Settings
 from perfbot.store import Store, open_store
 from perfbot.webhooks import (
@@ -30,6 +33,14 @@ from perfbot.webhooks import (
 from perfbot.worker import Worker
 
 log = logging.getLogger("perfbot.app")
+
+# Set by `perfbot serve` for the processes it starts when PERFBOT_PROCESSES > 1.
+LOG_LEVEL_VARIABLE = "PERFBOT_LOG_LEVEL"
+
+# The 202 answers, rendered once: every delivery gets one of these.
+_OUTCOME_BODIES = {
+    outcome: f'{{"status":"{outcome}"}}'.encode() for outcome in ("queued", "ignored", "duplicate")
+}
 
 
 @dataclass
@@ -49,8 +60,12 @@ def create_app(
     github_transport: httpx.AsyncBaseTransport | None = None,
     run_workers: bool = True,
     clock: Callable[[], float] = time.time,
+    redelivery_delay: float = FIRST_SWEEP_DELAY_SECONDS,
 ) -> Starlette:
-    """The ASGI app of ``perfbot serve``; the lifespan owns the store, GitHub and workers."""
+    """The ASGI app of ``perfbot serve``; the lifespan owns the store, GitHub and workers.
+
+    ``redelivery_delay``: seconds from start-up to the first sweep for missed deliveries.
+    """
     metrics = Metrics()
     holder: dict[str, Services] = {}
 
@@ -78,10 +93,23 @@ def create_app(
             )
             worker.start()
             services.worker, services.on_enqueue = worker, worker.wake
+        redeliverer = None
+        if settings.redelivery_hours > 0:
+            redeliverer = Redeliverer(
+                github,
+                store,
+                interval=settings.redelivery_hours * 3600,
+                first_delay=redelivery_delay,
+                metrics=metrics,
+                clock=clock,
+            )
+            redeliverer.start()
         holder["services"] = services
         try:
             yield
         finally:
+            if redeliverer is not None:
+                await redeliverer.stop()
             if services.worker is not None:
                 await services.worker.stop()
             await github.close()
@@ -98,7 +126,7 @@ def create_app(
     async def metrics_endpoint(request: Request) -> Response:
         services = holder["services"]
         services.metrics.queue_depth.set(await services.store.queue_depth(clock()))
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
     return Starlette(
         routes=[
@@ -108,6 +136,16 @@ def create_app(
         ],
         lifespan=lifespan,
     )
+
+
+def app_from_environment() -> Starlette:
+    """The app of one of several ``perfbot serve`` processes (uvicorn's factory).
+
+    The parent has already read the env file and checked the settings; a child reads
+    the same environment again.
+    """
+    logs.configure(os.environ.get(LOG_LEVEL_VARIABLE, "info"))
+    return create_app(Settings.from_env())
 
 
 async def receive(request: Request, services: Services, clock: Callable[[], float]) -> Response:
@@ -142,7 +180,7 @@ async def receive(request: Request, services: Services, clock: Callable[[], floa
     services.metrics.deliveries.labels(event, outcome).inc()
     if fresh and job is not None:
         services.on_enqueue()
-    return JSONResponse({"status": outcome}, status_code=202)
+    return Response(_OUTCOME_BODIES[outcome], status_code=202, media_type="application/json")
 
 
 async def _body(request: Request) -> bytes:

@@ -88,6 +88,40 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     serve.set_defaults(run=_serve)
 
+    setup = commands.add_parser(
+        "setup",
+        help="register the GitHub App in one click and write its credentials to .env",
+        description="Serve a page on this machine that registers perfbot's GitHub App with "
+        "GitHub's App-manifest flow (least permissions, the events perfbot acts on), then "
+        "write the App's id, private key and webhook secret to --env-file (and a key file "
+        "beside it), readable by you only. Exit status: 0 written, 1 stopped before, 2 a "
+        "usage error.",
+    )
+    setup.add_argument(
+        "--public-url",
+        required=True,
+        metavar="URL",
+        help="where GitHub reaches perfbot serve (webhooks go to URL/webhook)",
+    )
+    setup.add_argument("--host", default="127.0.0.1", help="address of the setup page")
+    setup.add_argument("--port", type=int, default=3000, help="port of the setup page (0: any)")
+    setup.add_argument(
+        "--github-url", default="https://github.com", help="GitHub's web URL (GHES: your host)"
+    )
+    setup.add_argument(
+        "--api-url", help="REST API base (default: from --github-url; GHES: URL/api/v3)"
+    )
+    setup.add_argument("--org", help="register the App under this organisation, not your user")
+    setup.add_argument("--name", default="perfbot", help="the App's name (editable on GitHub)")
+    setup.add_argument(
+        "--env-file",
+        type=Path,
+        default=Path(".env"),
+        help="where to write the credentials (default .env; the key file goes beside it)",
+    )
+    setup.add_argument("--force", action="store_true", help="replace existing credential files")
+    setup.set_defaults(run=_setup)
+
     comment = commands.add_parser(
         "comment",
         help="post or edit a PR's comment for one run (GitHub Actions, no App needed)",
@@ -201,23 +235,44 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from perfbot import logs
     from perfbot.app import create_app
-    from perfbot.settings import Settings, SettingsError
+    from perfbot.processes import serve_processes
+    from perfbot.settings import Settings, SettingsError, load_env_file
 
     try:
+        load_env_file(os.environ)  # .env (or $PERFBOT_ENV_FILE); set variables win
         settings = Settings.from_env()
     except SettingsError as exc:
         print(f"perfbot: {exc}", file=err)
         return EXIT_USAGE
     logs.configure(args.log_level)
-    uvicorn.run(
-        create_app(settings),
-        host=args.host,
-        port=args.port,
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-    )
+    if settings.processes == 1:
+        app = create_app(settings)
+        uvicorn.run(
+            app, host=args.host, port=args.port, log_config=None, access_log=False, lifespan="on"
+        )
+    else:
+        serve_processes(args.host, args.port, settings.processes, args.log_level)
     return EXIT_OK
+
+
+def _setup(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfbot.appsetup import SetupOptions, run_setup
+    from perfbot.errors import PerfbotError
+
+    options = SetupOptions(
+        public_url=args.public_url,
+        github_url=args.github_url,
+        api_url=args.api_url,
+        org=args.org,
+        env_file=args.env_file,
+        name=args.name,
+        force=args.force,
+    )
+    try:
+        return run_setup(options, args.host, args.port, out)
+    except PerfbotError as exc:
+        print(f"perfbot setup: {exc}", file=err)
+        return EXIT_USAGE
 
 
 def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -127,6 +127,18 @@ class WorkflowRunInfo:
     event: str
 
 
+@dataclass(frozen=True, slots=True)
+class HookDelivery:
+    """One attempt in the App webhook's delivery log (a redelivery is another attempt)."""
+
+    id: int  # of this attempt: what a redelivery is asked for
+    guid: str  # the X-GitHub-Delivery header, shared by every attempt of one event
+    delivered_at: float  # UNIX seconds
+    ok: bool  # status "OK" with a 2xx status code
+    event: str
+    action: str | None
+
+
 # Repository roles from the least to the most powerful (collaborator-permission API).
 ROLES = ("none", "read", "triage", "write", "maintain", "admin")
 CHECK_RUN_TEXT_LIMIT = 65_535
@@ -242,6 +254,51 @@ class GitHubApp:
             slug = app.slug if app is not None and app.slug else str(self.app_id)
             self._bot_login = f"{slug}[bot]"
         return self._bot_login
+
+    async def list_hook_deliveries(self, since: float, max_pages: int) -> list[HookDelivery]:
+        """The App webhook's delivery attempts since ``since`` (UNIX seconds), newest first.
+
+        Follows the ``cursor`` of the Link header's ``next`` page and stops at the first
+        attempt older than ``since`` or after ``max_pages`` pages.
+        """
+        attempts: list[HookDelivery] = []
+        cursor: str | None = None
+        for _ in range(max_pages):
+            list_page = self._github.rest.apps.async_list_webhook_deliveries
+            send = (
+                partial(list_page, per_page=PAGE_SIZE, cursor=cursor)
+                if cursor
+                else partial(list_page, per_page=PAGE_SIZE)
+            )
+            response = await _call("GET", send)
+            for item in response.parsed_data:
+                delivered_at = item.delivered_at.timestamp()
+                if delivered_at < since:
+                    return attempts
+                attempts.append(
+                    HookDelivery(
+                        id=item.id,
+                        guid=item.guid,
+                        delivered_at=delivered_at,
+                        ok=item.status == "OK" and 200 <= item.status_code < 300,
+                        event=item.event,
+                        action=item.action,
+                    )
+                )
+            next_url = response.raw_response.links.get("next", {}).get("url")
+            cursor = httpx.URL(next_url).params.get("cursor") if next_url else None
+            if not cursor:
+                return attempts
+        log.warning(
+            "delivery log longer than %s pages: the older attempts were not read", max_pages
+        )
+        return attempts
+
+    async def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to send the delivery attempt ``delivery_id`` again (never retried here)."""
+        await _call(
+            "POST", partial(self._github.rest.apps.async_redeliver_webhook_delivery, delivery_id)
+        )
 
     async def close(self) -> None:
         await self._storage.aclose()
@@ -598,6 +655,11 @@ async def _mapped(send: Callable[[], Awaitable[T]]) -> T:
         raise GitHubUnavailable("GitHub did not answer in time") from None
     except RequestError as exc:
         # A failed token exchange inside the auth flow arrives wrapped.
+        if isinstance(exc.exc, RateLimitExceeded):
+            raise RateLimited(
+                f"GitHub rate limit on a token exchange ({type(exc.exc).__name__})",
+                _seconds(exc.exc.retry_after),
+            ) from None
         if isinstance(exc.exc, RequestFailed):
             raise _status_error(exc.exc.response.status_code, "token exchange") from None
         raise GitHubUnavailable(f"GitHub could not be reached ({type(exc).__name__})") from None

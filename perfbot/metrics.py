@@ -1,8 +1,18 @@
-"""Prometheus metrics of one perfbot process (served on ``GET /metrics``)."""
+"""Prometheus metrics of perfbot (served on ``GET /metrics``).
+
+With ``PERFBOT_PROCESSES`` > 1 every process writes its values to files in the folder
+``PROMETHEUS_MULTIPROC_DIR`` names (prometheus-client's multiprocess mode, chosen when
+the library is imported), and ``/metrics`` answers the sum over all of them.
+"""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import os
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+
+MULTIPROCESS_METRICS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class Metrics:
@@ -32,6 +42,14 @@ class Metrics:
             "perfbot_queue_depth",
             "Jobs queued or running, as last seen by this process.",
             registry=self.registry,
+            # Every process reads the same shared queue: the latest reading is the answer.
+            multiprocess_mode="mostrecent",
+        )
+        self.redeliveries = Counter(
+            "perfbot_redeliveries_total",
+            "Missed webhook deliveries perfbot asked GitHub to redeliver, by event.",
+            ["event"],
+            registry=self.registry,
         )
         self.job_latency = Histogram(
             "perfbot_job_latency_seconds",
@@ -40,3 +58,11 @@ class Metrics:
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800),
             registry=self.registry,
         )
+
+    def exposition(self) -> bytes:
+        """The text ``/metrics`` answers: this process's, or every process's together."""
+        if os.environ.get(MULTIPROCESS_METRICS_VARIABLE):
+            combined = CollectorRegistry()
+            MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
+            return generate_latest(combined)
+        return generate_latest(self.registry)

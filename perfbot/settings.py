@@ -3,23 +3,68 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+
+from dotenv import dotenv_values
 
 from perfbot.errors import PerfbotError
 
 DEFAULT_GITHUB_URL = "https://api.github.com"
 DEFAULT_DATABASE_URL = "perfbot.db"
 DEFAULT_WORKERS = 16
+# Processes of one `perfbot serve` sharing its port (and its SQLite file or PostgreSQL):
+# a process runs Python on one core at a time, so a busy host wants one per core.
+DEFAULT_PROCESSES = 1
+MAX_PROCESSES = 64
 # How long a claimed job stays claimed without a sign of life from its worker; after
 # that (the process died) another worker takes it over.
 DEFAULT_LEASE_SECONDS = 120.0
+# How often the App's delivery log is checked for deliveries that never reached perfbot
+# (GitHub does not redeliver on its own and keeps its log for 3 days); 0 turns it off.
+DEFAULT_REDELIVERY_HOURS = 6.0
+MAX_REDELIVERY_HOURS = 72.0
+MIN_REDELIVERY_HOURS = 0.25
+
+
+# The env file `perfbot serve` reads (`perfbot setup` writes it): PERFBOT_ENV_FILE, else .env.
+ENV_FILE_VARIABLE = "PERFBOT_ENV_FILE"
+DEFAULT_ENV_FILE = ".env"
+_CREDENTIALS = (
+    "PERFBOT_APP_ID",
+    "PERFBOT_PRIVATE_KEY",
+    "PERFBOT_PRIVATE_KEY_PATH",
+    "PERFBOT_WEBHOOK_SECRET",
+)
 
 
 class SettingsError(PerfbotError):
     """A setting is missing or invalid; the message is one sentence for the operator."""
+
+
+def load_env_file(environ: MutableMapping[str, str]) -> Path | None:
+    """Add the variables of the env file to ``environ``, never replacing one already set.
+
+    The file is ``PERFBOT_ENV_FILE`` (it must exist), else ``.env`` in the working directory
+    when there is one. Values are taken literally (no ``${...}`` expansion). Returns the file.
+    """
+    named = environ.get(ENV_FILE_VARIABLE, "").strip()
+    path = Path(named or DEFAULT_ENV_FILE)
+    if not path.is_file():
+        if named:
+            raise SettingsError(f"{ENV_FILE_VARIABLE} names {named}, which is not a file.")
+        return None
+    try:
+        values = dotenv_values(path, interpolate=False, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise SettingsError(f"The env file {path} cannot be read: {reason}.") from None
+    for name, value in values.items():
+        if value is not None and name not in environ:
+            environ[name] = value
+    return path
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +76,9 @@ class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     disabled_repos: tuple[str, ...] = ()
     workers: int = DEFAULT_WORKERS
+    processes: int = DEFAULT_PROCESSES
     lease_seconds: float = DEFAULT_LEASE_SECONDS
+    redelivery_hours: float = DEFAULT_REDELIVERY_HOURS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -45,7 +92,9 @@ class Settings:
             database_url=env.get("PERFBOT_DATABASE_URL", "").strip() or DEFAULT_DATABASE_URL,
             disabled_repos=_patterns(env.get("PERFBOT_DISABLED_REPOS", "")),
             workers=_workers(env),
+            processes=_processes(env),
             lease_seconds=_lease(env),
+            redelivery_hours=_redelivery_hours(env),
         )
 
     def repo_disabled(self, full_name: str) -> bool:
@@ -65,6 +114,12 @@ def _required(env: Mapping[str, str], name: str) -> str:
 
 
 def _app_id(env: Mapping[str, str]) -> int:
+    if not any(env.get(name, "").strip() for name in _CREDENTIALS):
+        raise SettingsError(
+            "PERFBOT_APP_ID is not set, nor any other GitHub App credential: register the App "
+            "with `perfbot setup --public-url https://<this host>` (it writes them to .env), "
+            "or set PERFBOT_APP_ID, PERFBOT_PRIVATE_KEY_PATH and PERFBOT_WEBHOOK_SECRET."
+        )
     raw = _required(env, "PERFBOT_APP_ID")
     if not raw.isdigit() or int(raw) <= 0:
         raise SettingsError(f"PERFBOT_APP_ID must be the App's numeric id, got {raw[:20]!r}.")
@@ -125,6 +180,17 @@ def _workers(env: Mapping[str, str]) -> int:
     return int(raw)
 
 
+def _processes(env: Mapping[str, str]) -> int:
+    raw = env.get("PERFBOT_PROCESSES", "").strip()
+    if not raw:
+        return DEFAULT_PROCESSES
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PROCESSES:
+        raise SettingsError(
+            f"PERFBOT_PROCESSES must be a number from 1 to {MAX_PROCESSES}, got {raw[:20]!r}."
+        )
+    return int(raw)
+
+
 def _lease(env: Mapping[str, str]) -> float:
     raw = env.get("PERFBOT_LEASE_SECONDS", "").strip()
     if not raw:
@@ -136,5 +202,20 @@ def _lease(env: Mapping[str, str]) -> float:
     if not 1 <= value <= 3600:
         raise SettingsError(
             f"PERFBOT_LEASE_SECONDS must be seconds from 1 to 3600, got {raw[:20]!r}."
+        )
+    return value
+
+
+def _redelivery_hours(env: Mapping[str, str]) -> float:
+    raw = env.get("PERFBOT_REDELIVERY_HOURS", "").strip()
+    if not raw:
+        return DEFAULT_REDELIVERY_HOURS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value != 0 and not MIN_REDELIVERY_HOURS <= value <= MAX_REDELIVERY_HOURS:
+        raise SettingsError(
+            f"PERFBOT_REDELIVERY_HOURS must be 0 (off) or hours from 0.25 to 72, got {raw[:20]!r}."
         )
     return value

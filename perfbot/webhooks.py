@@ -180,7 +180,7 @@ def _workflow_run_job(delivery: Delivery) -> NewJob | None:
     key = f"{repo.get('id')}:{head_repo.get('id')}:{run.get('head_branch')}"
     return NewJob(
         event="workflow_run",
-        payload=json.dumps(_slim_workflow_run(delivery.payload, run, repo, head_repo)),
+        payload=_dumps(_slim_workflow_run(delivery.payload, run, repo, head_repo)),
         serial_key=key,
         installation_id=delivery.installation_id,
     )
@@ -235,3 +235,11 @@ def _base_repo_id(pull: dict[str, Any]) -> Any:
     base = pull.get("base")
     repo = base.get("repo") if isinstance(base, dict) else None
     return repo.get("id") if isinstance(repo, dict) else None
+
+
+def _dumps(value: dict[str, Any]) -> str:
+    """JSON text of a job payload: orjson on the hot path, json for what orjson refuses."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
+        return json.dumps(value)

@@ -26,6 +26,7 @@ import hmac
 import itertools
 import json
 import math
+import random
 import re
 import secrets
 import socket
@@ -115,6 +116,9 @@ _CHECK_CONCLUSIONS: Final = (
     "timed_out",
 )
 _RUN_STATUSES: Final = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
+# What ``fake.chaos()`` may do to an API request (see there).
+ChaosKind = Literal["5xx", "secondary_rate_limit", "slow", "timeout"]
+CHAOS_KINDS: Final[tuple[ChaosKind, ...]] = ("5xx", "secondary_rate_limit", "slow", "timeout")
 _SECONDARY_LIMIT_MESSAGE: Final = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
     "If you reach out to GitHub Support for help, please include the request ID FAKE:0000."
@@ -442,6 +446,15 @@ class _Knob:
         return not _is_token_path(path) and not path.startswith("/blobs/")
 
 
+@dataclass(kw_only=True)
+class _Chaos:
+    rate: float
+    kinds: tuple[ChaosKind, ...]
+    rng: random.Random
+    slow_seconds: float
+    hang_seconds: float
+
+
 def _is_token_path(path: str) -> bool:
     return path.startswith("/app/installations/") and path.endswith("/access_tokens")
 
@@ -489,10 +502,15 @@ class FakeGitHub:
         self.reruns: list[int] = []  # run ids, one entry per POST …/rerun accepted
         self.redeliveries: list[int] = []  # delivery ids, one per POST …/attempts accepted
         self.foreign_comment_edits: list[int] = []  # ids of comments edited but not ours
+        # The App-manifest flow: one-time code → manifest, and the Apps handed out for codes.
+        self.manifest_codes: dict[str, Json] = {}
+        self.converted_apps: list[Json] = []
 
         self.latency = 0.0  # seconds slept before every API response
         self._calls_per_installation: Counter[int] = Counter()  # for x-ratelimit-used
         self._knobs: list[_Knob] = []
+        self._chaos: _Chaos | None = None
+        self.chaos_injected: Counter[str] = Counter()  # kind → requests it hit, since chaos()
         self._ids = itertools.count(10_001)
         self._stable_ids: dict[str, int] = {}
 
@@ -762,6 +780,21 @@ class FakeGitHub:
         self.deliveries.append(delivery)
         return delivery
 
+    def add_manifest_code(self, manifest: Mapping[str, Any]) -> str:
+        """What github.com does when the operator confirms an App manifest: a one-time code.
+
+        Refuses what GitHub refuses: a manifest without ``url`` or ``hook_attributes.url``.
+        """
+        hook = manifest.get("hook_attributes")
+        if not manifest.get("url") or not isinstance(hook, dict) or not hook.get("url"):
+            raise ValueError("a manifest needs url and hook_attributes.url")
+        for name, level in dict(manifest.get("default_permissions") or {}).items():
+            if level not in ("read", "write", "admin"):
+                raise ValueError(f"permission {name}: {level!r} is not read, write or admin")
+        code = secrets.token_hex(10)
+        self.manifest_codes[code] = json.loads(json.dumps(manifest))
+        return code
+
     def issue_token(self, installation_id: int, repository_ids: Sequence[int] | None = None) -> str:
         """An installation token, without the HTTP round-trip (for raw-httpx tests)."""
         installation = self.installations[installation_id]
@@ -856,6 +889,66 @@ class FakeGitHub:
         self._knobs.append(
             _Knob(kind="hang", remaining=count, path_contains=path_contains, seconds=seconds)
         )
+
+    def chaos(
+        self,
+        rate: float = 0.2,
+        *,
+        seed: int = 0,
+        kinds: Sequence[ChaosKind] = CHAOS_KINDS,
+        slow_seconds: float = 1.0,
+        hang_seconds: float = 20.0,
+    ) -> None:
+        """From now on a fraction ``rate`` of API requests misbehave, each in one of ``kinds``:
+
+        * ``5xx``: 500, 502, 503 or 504, and nothing is carried out;
+        * ``secondary_rate_limit``: 403 or 429 with ``retry-after: 1`` and GitHub's message;
+        * ``slow``: answered normally after ``slow_seconds``;
+        * ``timeout``: answered 504 after ``hang_seconds`` (set it beyond the client's
+          timeout), and not carried out.
+
+        Every API request counts, the token exchange included; the artifact storage and the
+        webhooks a test sends are never touched. Deterministic: ``seed`` fixes the sequence of
+        draws, one sequence per API request in the order they arrive. ``rate=0`` (or
+        ``calm()``) stops it. ``chaos_injected`` counts what was done.
+        """
+        if not 0 <= rate <= 1 or not kinds or any(k not in CHAOS_KINDS for k in kinds):
+            raise ValueError(f"chaos needs a rate in [0, 1] and kinds among {CHAOS_KINDS}")
+        self._chaos = _Chaos(
+            rate=rate,
+            kinds=tuple(kinds),
+            rng=random.Random(seed),
+            slow_seconds=slow_seconds,
+            hang_seconds=hang_seconds,
+        )
+        self.chaos_injected.clear()
+
+    def calm(self) -> None:
+        """Stop ``chaos()``: every later request is answered normally."""
+        self._chaos = None
+
+    async def _chaotic_answer(self, path: str) -> Response | None:
+        chaos = self._chaos
+        if chaos is None or chaos.rng.random() >= chaos.rate:
+            return None
+        kind = chaos.rng.choice(chaos.kinds)
+        self.chaos_injected[kind] += 1
+        if kind == "slow":
+            await asyncio.sleep(chaos.slow_seconds)
+            return None
+        if kind == "timeout":
+            await asyncio.sleep(chaos.hang_seconds)
+            return _error_json(504, "Gateway Timeout (chaos: the request was not carried out)")
+        if kind == "secondary_rate_limit":
+            return _error_json(
+                chaos.rng.choice((403, 429)),
+                _SECONDARY_LIMIT_MESSAGE,
+                headers={"retry-after": "1", "x-ratelimit-remaining": "4990"},
+                documentation_url=f"{DOCS}/overview/rate-limits-for-the-rest-api"
+                "#about-secondary-rate-limits",
+            )
+        status = chaos.rng.choice((500, 502, 503, 504))
+        return _error_json(status, f"{HTTPStatus(status).phrase} (chaos)")
 
     def _take_knob(self, kind: str, path: str) -> _Knob | None:
         for knob in self._knobs:
@@ -996,6 +1089,8 @@ class FakeGitHub:
     async def _answer(self, request: Request, raw: bytes, credential: _Credential) -> Response:
         path = request.url.path
         await self._delay(path, api=True)
+        if (chaotic := await self._chaotic_answer(path)) is not None:
+            return chaotic
         if (injected := self._injected_failure(path)) is not None:
             return injected
         route, params = _match(request.method, path)
@@ -1022,6 +1117,8 @@ class FakeGitHub:
         if version not in SUPPORTED_API_VERSIONS:
             raise _HttpError(400, f"Unsupported 'X-GitHub-Api-Version': '{version}'")
         body = _parse_body(raw)
+        if route.public:
+            return _Call(self, request, params, body, None, None)
         if route.auth == "jwt":
             if credential.kind != "jwt":
                 raise _HttpError(401, credential.problem or "A JSON web token could not be decoded")
@@ -1256,6 +1353,7 @@ class _Route:
     auth: AuthKind
     permissions: tuple[str, ...]  # any one of them suffices
     level: str
+    public: bool = False  # answered without any credential (the manifest code exchange)
 
 
 _PARAM_PATTERNS: Final = {None: "[^/]+", "int": "[0-9]+", "path": ".+"}
@@ -1915,6 +2013,39 @@ def _get_app(call: _Call) -> Response:
     return _json(_app_json(call.fake))
 
 
+def _convert_manifest_code(call: _Call) -> Response:
+    """``POST /app-manifests/{code}/conversions``: the App made from the manifest, with its
+    private key and webhook secret; a code converts once (then 404, as on GitHub).
+
+    The new App becomes the fake's App: its slug is the manifest's name, its key the fresh one
+    (the id stays ``fake.app_id``), so a perfbot given these credentials can talk to the fake.
+    """
+    fake = call.fake
+    manifest = fake.manifest_codes.pop(call.params["code"], None)
+    if manifest is None:
+        raise _HttpError(404, "Not Found")
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    # GitHub hands out PKCS#1 keys ("BEGIN RSA PRIVATE KEY").
+    pem = key.private_bytes(Encoding.PEM, PrivateFormat.TraditionalOpenSSL, NoEncryption())
+    public = key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    fake.app_slug = re.sub(r"[^a-z0-9]+", "-", str(manifest["name"]).lower()).strip("-")
+    fake.public_key_pem = public.decode()
+    app = _app_json(fake)
+    app.update(
+        name=manifest["name"],
+        description=manifest.get("description"),
+        external_url=manifest["url"],
+        permissions=dict(manifest.get("default_permissions") or {"metadata": "read"}),
+        events=list(manifest.get("default_events") or []),
+        installations_count=0,
+        client_secret=secrets.token_hex(20),
+        webhook_secret=secrets.token_hex(20),
+        pem=pem.decode(),
+    )
+    fake.converted_apps.append(app)
+    return _json(app, 201)
+
+
 def _create_installation_token(call: _Call) -> Response:
     fake = call.fake
     installation = fake.installations.get(call.int_param("installation_id"))
@@ -2344,6 +2475,8 @@ _ROUTES: Final = (
            _create_installation_token),
     _route("GET", "/app/hook/deliveries", _list_deliveries),
     _route("POST", "/app/hook/deliveries/{delivery_id:int}/attempts", _redeliver),
+    _Route("POST", _compile("/app-manifests/{code}/conversions"), _convert_manifest_code,
+           "jwt", (), "read", public=True),
     _route("GET", f"{_REPO}/actions/runs", _list_runs, "actions"),
     _route("GET", f"{_REPO}/actions/runs/{{run_id:int}}", _get_run, "actions"),
     _route("GET", f"{_REPO}/actions/runs/{{run_id:int}}/artifacts", _list_run_artifacts,
@@ -2446,6 +2579,9 @@ def app_client(
 def _listening_socket() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it. asyncio only sets it itself on sockets created
+    # with proto=IPPROTO_TCP; without it every response waits 40 ms for a delayed ACK.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     return sock

@@ -228,6 +228,9 @@ def in_process_service(world: World, database: Path, **extra: str) -> Iterator[h
     settings = Settings.from_env(settings_env(world.fake.api_url, database, **extra))
     app = create_app(settings, github_transport=world.fake.transport())
     sock = socket.socket()
+    # Inherited by accepted connections (asyncio skips sockets made with proto 0): without
+    # it every response of the service waits 40 ms for the client's delayed ACK.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     server = uvicorn.Server(
@@ -292,6 +295,8 @@ def perfbot_process(env: Mapping[str, str], log: Path) -> Iterator[RunningPerfbo
         process = subprocess.Popen(
             [sys.executable, "-m", "perfbot", "serve", "--host", "127.0.0.1", "--port", str(port)],
             env={**os.environ, **env},
+            # Not the checkout: `perfbot serve` reads ./.env, and a developer's must not leak in.
+            cwd=log.parent,
             stdout=out,
             stderr=subprocess.STDOUT,
         )

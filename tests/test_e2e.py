@@ -56,6 +56,41 @@ def test_comment_over_real_sockets_without_leaking_credentials(tmp_path: Path) -
     assert '"delivery": "guid-1"' in text  # logs are keyed by delivery id
 
 
+def test_several_processes_share_the_port_the_queue_and_the_metrics(tmp_path: Path) -> None:
+    world = World.create()
+    runs = [world.measured_run(world.pull(n, f"{n:040x}"), 2000 + n) for n in range(1, 9)]
+    with serve(world.fake) as fake:
+        env = {**settings_env(fake.api_url, tmp_path / "perfbot.db"), "PERFBOT_PROCESSES": "2"}
+        with perfbot_process(env, tmp_path / "perfbot.log") as bot:
+            children = _children(bot.process.pid)
+            assert len(children) == 2, f"expected two serving processes, saw {children}"
+            for run in runs:
+                body, headers = world.delivery(run)
+                assert bot.client.post("/webhook", content=body, headers=headers).status_code == 202
+            wait_until(
+                lambda: all(len(world.bot_comments(n)) == 1 for n in range(1, 9)), 60, "8 comments"
+            )
+            # Whichever process answers, /metrics counts the deliveries of both.
+            queued = 'perfbot_deliveries_total{event="workflow_run",outcome="queued"} 8.0'
+            done = 'perfbot_jobs_total{event="workflow_run",outcome="done"} 8.0'
+            for _ in range(4):
+                text = bot.client.get("/metrics").text
+                assert queued in text
+                wait_until(lambda: done in bot.client.get("/metrics").text, 10, "8 jobs done")
+    assert all(len(world.bot_comments(n)) == 1 for n in range(1, 9))
+
+
+def _children(pid: int) -> list[int]:
+    """The serving processes uvicorn's supervisor started (ignoring multiprocessing's helper)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"resource_tracker" not in cmdline:
+                found.append(int(child))
+    return found
+
+
 def test_a_killed_process_loses_nothing(tmp_path: Path) -> None:
     """SIGKILL while GitHub hangs mid-job: the restarted process finishes the job."""
     world = World.create()

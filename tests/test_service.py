@@ -119,9 +119,7 @@ def test_pr_named_by_github_needs_no_pr_number_artifact(world: World, tmp_path: 
     assert len(world.fake.storage_requests) == 1
 
 
-def test_two_prs_of_one_branch_are_told_apart_by_the_artifact(
-    world: World, tmp_path: Path
-) -> None:
+def test_two_prs_of_one_branch_are_told_apart_by_the_artifact(world: World, tmp_path: Path) -> None:
     pull = world.pull(7, HEAD)
     world.fake.add_pull(world.repo, 8, HEAD, pull.head_ref, base_ref="release")
     with in_process_service(world, tmp_path / "db") as client:
@@ -240,6 +238,27 @@ def test_started_run_marks_the_comment_stale(world: World, tmp_path: Path) -> No
         (comment,) = world.bot_comments(7)
         assert f"previous commit <code>{HEAD[:7]}</code>" in comment
         assert "1 regression" in comment  # the old numbers are still shown
+
+
+def test_a_late_start_event_clears_an_older_commits_notice(world: World, tmp_path: Path) -> None:
+    """Under retries a run's `requested` can be handled after its `completed`."""
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+        pull.head_sha = NEWER  # pushed: its run starts...
+        post_run(client, world, world.measured_run(pull, 1002, status="in_progress"), "requested")
+        wait_until(lambda: "is being measured" in world.bot_comments(7)[0])
+        pull.head_sha = "c" * 40  # ...pushed again before it finished
+        third = world.measured_run(pull, 1003, report=report_zip({**ZPERF_BASE}))
+        post_run(client, world, third)  # completed first,
+        wait_until(lambda: "no change beyond the noise floor" in world.bot_comments(7)[0])
+        post_run(client, world, third, "requested")  # its start handled last
+        wait_until(lambda: "is being measured" not in world.bot_comments(7)[0], 10, "no notice")
+        wait_idle(client.get)
+    (comment,) = world.bot_comments(7)
+    assert "previous commit" not in comment
+    assert "no change beyond the noise floor" in comment
 
 
 def test_old_run_finishing_late_does_not_replace_the_newer_result(

@@ -12,7 +12,9 @@ from perfbot.configcache import ConfigCache
 from perfbot.github import GitHubUnavailable, Installation
 from perfbot.store.base import Store
 
-LOCK_TTL_SECONDS = 120.0
+# A PR's lock is refreshed while held, so it can be short: when its process dies, the
+# PR waits at most this long for the next job.
+LOCK_TTL_SECONDS = 15.0
 LOCK_WAIT_SECONDS = 20.0
 
 
@@ -45,7 +47,18 @@ class JobContext:
                 raise Busy(f"pull request {number} is being updated by another job")
             await asyncio.sleep(0.05)
             waited += 0.05
+        keeper = asyncio.create_task(self._keep_lock(key, owner))
         try:
             yield
         finally:
+            keeper.cancel()
+            await asyncio.gather(keeper, return_exceptions=True)
             await self.store.unlock(key, owner)
+
+    async def _keep_lock(self, key: str, owner: str) -> None:
+        """Refresh the lock well before it expires, for as long as the job holds it."""
+        while True:
+            await asyncio.sleep(LOCK_TTL_SECONDS / 3)
+            if not await self.store.try_lock(key, owner, LOCK_TTL_SECONDS, self.now()):
+                self.log.warning("lost the lock of %s while holding it", key)
+                return

@@ -216,9 +216,15 @@ async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> None:
     async with ctx.pull_lock(run.repo_id, proof.pull.number):
         state = await ctx.store.get_pull(run.repo_id, proof.pull.number)
         state = state or PullState(run.repo_id, proof.pull.number)
-        if run.head_sha in (state.newest_head_sha, state.reported_head_sha):
-            return  # already said, or the comment already shows this commit
-        state = replace(state, newest_head_sha=run.head_sha)
+        if run.head_sha == state.newest_head_sha:
+            return  # already said
+        # The proof says this commit is the PR's head now. Set it as the newest even when
+        # the comment already shows it: under retries a run's `requested` can be handled
+        # after its `completed`, and an older commit's notice must not stay behind.
+        before, state = state, replace(state, newest_head_sha=run.head_sha)
+        if run.head_sha == state.reported_head_sha and notices(before) == notices(state):
+            await ctx.store.save_pull(state)  # the comment is right as it is
+            return
         if state.comment_id is None or state.report_body is None:
             await ctx.store.save_pull(state)  # no comment yet: nothing to mark stale
             return

@@ -1,0 +1,398 @@
+"""Missed deliveries: the App's delivery log is swept and each lost event redelivered once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from perfbot.app import create_app
+from perfbot.github import GitHubApp, GitHubUnavailable, HookDelivery
+from perfbot.metrics import Metrics
+from perfbot.redeliver import LOCK_KEY, Redeliverer, missed, sweep
+from perfbot.settings import DEFAULT_REDELIVERY_HOURS, Settings, SettingsError
+from perfbot.store import SQLiteStore, Store
+from tests.fakegithub import Delivery, FakeGitHub, rsa_keypair
+from tests.harness import INSTALLATION, REPO_ID, World, settings_env
+
+HEAD = "a" * 40
+DAY = timedelta(days=1)
+
+
+@pytest.fixture
+def fake() -> FakeGitHub:
+    return FakeGitHub()
+
+
+@pytest.fixture
+async def github(fake: FakeGitHub) -> AsyncIterator[GitHubApp]:
+    app = GitHubApp(
+        fake.app_id, rsa_keypair().private_pem, fake.api_url, transport=fake.transport()
+    )
+    yield app
+    await app.close()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    opened = SQLiteStore(str(tmp_path / "perfbot.db"))
+    await opened.setup()
+    yield opened
+    await opened.close()
+
+
+def failed(fake: FakeGitHub, guid: str, *, ago: timedelta, status: int = 502) -> Delivery:
+    return fake.add_delivery(
+        "workflow_run",
+        "completed",
+        status_code=status,
+        guid=guid,
+        installation_id=INSTALLATION,
+        repository_id=REPO_ID,
+        delivered_at=fake.now() - ago,
+    )
+
+
+def succeeded(fake: FakeGitHub, guid: str | None = None, *, ago: timedelta) -> Delivery:
+    return fake.add_delivery("check_suite", "completed", guid=guid, delivered_at=fake.now() - ago)
+
+
+def listing_calls(fake: FakeGitHub) -> list[Mapping[str, str]]:
+    return [r.query for r in fake.requests if r.path == "/app/hook/deliveries"]
+
+
+async def remember(store: Store, guid: str) -> None:
+    """perfbot received ``guid`` (GitHub's log may still say it failed: answered too late)."""
+    await store.record_delivery(guid, "workflow_run", "completed", None, time.time())
+
+
+async def build_log(fake: FakeGitHub, store: Store) -> dict[str, Delivery]:
+    """Three and a half days of deliveries, oldest first (the fake lists by id, newest first),
+    across three pages of 100, with every case the sweep must tell apart; three are missed."""
+    cases: dict[str, Delivery] = {}
+    cases["too-old"] = failed(fake, "guid-too-old", ago=3 * DAY + timedelta(hours=4))
+    for n in range(20):  # more attempts beyond the horizon: never read
+        succeeded(fake, ago=3 * DAY + timedelta(hours=3, minutes=n))
+    cases["missed-early"] = failed(fake, "guid-missed-early", ago=2 * DAY, status=504)
+    cases["twice-1"] = failed(fake, "guid-twice", ago=DAY + timedelta(hours=5), status=0)
+    cases["later-ok-1"] = failed(fake, "guid-later-ok", ago=DAY + timedelta(hours=4))
+    for n in range(150):  # page fillers between the two ends
+        succeeded(fake, ago=DAY + timedelta(hours=3) - timedelta(minutes=n))
+    cases["later-ok-2"] = fake.add_delivery(
+        "workflow_run",
+        "completed",
+        guid="guid-later-ok",
+        redelivery=True,
+        delivered_at=fake.now() - DAY,
+    )
+    cases["twice-2"] = failed(fake, "guid-twice", ago=timedelta(hours=20), status=500)
+    fake.deliveries[-1].redelivery = True
+    cases["seen"] = failed(fake, "guid-seen", ago=timedelta(hours=2))
+    for n in range(50):
+        succeeded(fake, ago=timedelta(hours=1) - timedelta(minutes=n))
+    cases["missed-late"] = failed(fake, "guid-missed-late", ago=timedelta(minutes=5), status=503)
+    cases["ok"] = succeeded(fake, "guid-ok", ago=timedelta(minutes=1))
+    await remember(store, "guid-seen")
+    return cases
+
+
+async def test_exactly_the_lost_events_are_redelivered_once(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    cases = await build_log(fake, store)
+    metrics = Metrics()
+
+    result = await sweep(github, store, owner="replica-a", metrics=metrics)
+
+    # One POST each: the newest attempt of a guid that failed twice, oldest event first.
+    assert fake.redeliveries == [
+        cases["missed-early"].id,
+        cases["twice-2"].id,
+        cases["missed-late"].id,
+    ]
+    assert result.redelivered == ["guid-missed-early", "guid-twice", "guid-missed-late"]
+    # The log was read as the App, 100 at a time, following the cursor, and no further than
+    # the first attempt older than three days (on the third page).
+    queries = listing_calls(fake)
+    assert [q.get("per_page") for q in queries] == ["100", "100", "100"]
+    assert "cursor" not in queries[0]
+    assert all(q["cursor"] for q in queries[1:])
+    assert all(r.auth == "jwt" for r in fake.requests)
+    assert result.attempts_read == len(fake.deliveries) - 21
+    sample = metrics.registry.get_sample_value(
+        "perfbot_redeliveries_total", {"event": "workflow_run"}
+    )
+    assert sample == 3.0
+
+
+async def test_a_second_sweep_and_another_replica_redeliver_nothing_more(
+    fake: FakeGitHub, github: GitHubApp, store: Store, tmp_path: Path
+) -> None:
+    await build_log(fake, store)
+    await sweep(github, store, owner="replica-a")
+    first = list(fake.redeliveries)
+    assert len(first) == 3
+
+    # GitHub's redeliveries failed too (perfbot still down): new attempts, same guids.
+    for delivery in [d for d in fake.deliveries if d.id in first]:
+        failed(fake, delivery.guid, ago=timedelta(seconds=1)).redelivery = True
+    again = await sweep(github, store, owner="replica-a")
+    assert again.ran
+    assert again.redelivered == []
+
+    # A second replica (its own store connection and GitHub client), and a restart.
+    other_store = SQLiteStore(str(tmp_path / "perfbot.db"))
+    await other_store.setup()
+    other = GitHubApp(
+        fake.app_id, rsa_keypair().private_pem, fake.api_url, transport=fake.transport()
+    )
+    try:
+        assert (await sweep(other, other_store, owner="replica-b")).redelivered == []
+    finally:
+        await other.close()
+        await other_store.close()
+    assert fake.redeliveries == first
+
+
+async def test_replicas_sweeping_together_ask_once_per_event(
+    fake: FakeGitHub, github: GitHubApp, store: Store, tmp_path: Path
+) -> None:
+    await build_log(fake, store)
+    fake.latency = 0.01  # so the sweeps overlap
+    others = [SQLiteStore(str(tmp_path / "perfbot.db")) for _ in range(2)]
+    for opened in others:
+        await opened.setup()
+    try:
+        results = await asyncio.gather(
+            *(sweep(github, s, owner=f"replica-{n}") for n, s in enumerate([store, *others]))
+        )
+    finally:
+        for opened in others:
+            await opened.close()
+    assert sorted(fake.redeliveries) == sorted(set(fake.redeliveries))
+    assert len(fake.redeliveries) == 3
+    assert sum(r.ran for r in results) >= 1
+
+
+async def test_a_held_lock_means_no_sweep(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    await build_log(fake, store)
+    assert await store.try_lock(LOCK_KEY, "replica-a", 600, time.time())
+    result = await sweep(github, store, owner="replica-b")
+    assert not result.ran
+    assert fake.requests == []
+    assert fake.redeliveries == []
+    await store.unlock(LOCK_KEY, "replica-a")
+    assert (await sweep(github, store, owner="replica-b")).ran
+    assert len(fake.redeliveries) == 3
+
+
+async def test_the_claim_is_once_per_guid_ever(store: Store, tmp_path: Path) -> None:
+    assert await store.claim_redelivery("guid-1", 1.0)
+    assert not await store.claim_redelivery("guid-1", 2.0)
+    assert await store.claim_redelivery("guid-2", 2.0)
+    # Claims are not deliveries, and survive a reopened database.
+    assert not await store.delivery_seen("guid-1")
+    reopened = SQLiteStore(str(tmp_path / "perfbot.db"))
+    await reopened.setup()
+    try:
+        assert not await reopened.claim_redelivery("guid-1", 1e9)
+        results = await asyncio.gather(
+            *(s.claim_redelivery("guid-race", 3.0) for s in (store, reopened) for _ in range(5))
+        )
+        assert results.count(True) == 1
+    finally:
+        await reopened.close()
+
+
+def test_missed_groups_attempts_by_guid() -> None:
+    def attempt(n: int, guid: str, ok: bool, at: float) -> HookDelivery:
+        return HookDelivery(
+            id=n, guid=guid, delivered_at=at, ok=ok, event="workflow_run", action=None
+        )
+
+    attempts = [
+        attempt(6, "c", False, 60.0),
+        attempt(5, "b", True, 50.0),  # a later success
+        attempt(4, "a", False, 40.0),  # the newest attempt of a
+        attempt(3, "b", False, 30.0),
+        attempt(2, "a", False, 20.0),
+        attempt(1, "d", True, 10.0),
+    ]
+    assert [a.id for a in missed(attempts)] == [4, 6]
+    assert missed([]) == []
+
+
+async def test_a_failing_sweep_is_logged_and_the_next_one_runs(
+    fake: FakeGitHub, github: GitHubApp, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    cases = await build_log(fake, store)
+    fake.fail_next(3, status=502, path_contains="/app/hook/deliveries")  # GETs retry twice
+    sweeper = Redeliverer(github, store, interval=0.05, first_delay=0)
+    with caplog.at_level(logging.INFO, logger="perfbot.redeliver"):
+        sweeper.start()
+        try:
+            await _until(lambda: len(fake.redeliveries) == 3, "the next sweep")
+        finally:
+            await sweeper.stop()
+    assert "redelivery sweep failed" in caplog.text
+    assert "GitHub answered 502" in caplog.text
+    assert sorted(fake.redeliveries) == sorted(
+        cases[k].id for k in ("missed-early", "twice-2", "missed-late")
+    )
+    # The loop is gone, and it let go of the lock.
+    assert await store.try_lock(LOCK_KEY, "someone-else", 60, time.time())
+
+
+async def test_a_refused_redelivery_is_not_asked_again_and_the_rest_follow(
+    fake: FakeGitHub, github: GitHubApp, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    cases = await build_log(fake, store)
+    fake.fail_next(1, status=502, path_contains=f"/{cases['missed-early'].id}/attempts")
+    with caplog.at_level(logging.INFO, logger="perfbot.redeliver"):
+        with pytest.raises(GitHubUnavailable):
+            await sweep(github, store, owner="replica-a")
+        assert fake.redeliveries == []  # GitHub is unwell: the sweep stopped at once
+        assert "will not be asked again" in caplog.text
+        assert "guid-missed-early" in caplog.records[-1].__dict__["delivery"]
+        result = await sweep(github, store, owner="replica-a")
+    assert result.redelivered == ["guid-twice", "guid-missed-late"]
+    assert fake.redeliveries == [cases["twice-2"].id, cases["missed-late"].id]
+
+    # A 404 (the attempt left the log) is skipped and the sweep goes on.
+    late = failed(fake, "guid-gone", ago=timedelta(seconds=30))
+    newest = failed(fake, "guid-newest", ago=timedelta(seconds=10))
+    fake.fail_next(1, status=404, path_contains=f"/{late.id}/attempts")
+    result = await sweep(github, store, owner="replica-a")
+    assert result.redelivered == ["guid-gone", "guid-newest"]
+    assert fake.redeliveries[-1] == newest.id
+
+
+async def test_a_secondary_rate_limit_waits_for_the_next_sweep(
+    fake: FakeGitHub, github: GitHubApp, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    await build_log(fake, store)
+    fake.secondary_rate_limit_next(1, path_contains="/app/hook/deliveries")
+    sweeper = Redeliverer(github, store, interval=0.05, first_delay=0)
+    with caplog.at_level(logging.ERROR, logger="perfbot.redeliver"):
+        sweeper.start()
+        try:
+            await _until(lambda: len(fake.redeliveries) == 3, "the sweep after the limit")
+        finally:
+            await sweeper.stop()
+    assert "rate limit" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+async def test_stopping_cancels_a_sweep_stuck_on_github(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    await build_log(fake, store)
+    fake.hang_next(1, 30, path_contains="/app/hook/deliveries")
+    sweeper = Redeliverer(github, store, interval=3600, first_delay=0)
+    sweeper.start()
+    await _until(lambda: bool(listing_calls(fake)), "the sweep to start")
+    started = time.monotonic()
+    await sweeper.stop()
+    assert time.monotonic() - started < 2
+    assert fake.redeliveries == []
+    assert await store.try_lock(LOCK_KEY, "someone-else", 60, time.time())
+
+
+async def _until(condition: Callable[[], bool], what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+# The service --------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def service(settings: Settings, fake: FakeGitHub) -> AsyncIterator[httpx.AsyncClient]:
+    """perfbot's app with its lifespan (workers, sweep at once) in this test's event loop."""
+    app = create_app(settings, github_transport=fake.transport(), redelivery_delay=0)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://perfbot") as client:
+            yield client
+
+
+async def test_the_service_sweeps_at_start_up_and_the_redelivery_becomes_the_comment(
+    tmp_path: Path,
+) -> None:
+    world = World.create()
+    pull = world.pull(7, HEAD)
+    run = world.measured_run(pull, 1001)
+    body, headers = world.delivery(run, delivery_id="guid-lost")
+    # GitHub sent it while perfbot was down; the log says so.
+    world.fake.add_delivery(
+        "workflow_run",
+        "completed",
+        status_code=502,
+        guid="guid-lost",
+        installation_id=INSTALLATION,
+        repository_id=REPO_ID,
+        delivered_at=world.fake.now() - timedelta(minutes=3),
+    )
+    sent = {"guid-lost": (body, headers)}  # what GitHub would send again
+    settings = Settings.from_env(settings_env(world.fake.api_url, tmp_path / "db"))
+    async with service(settings, world.fake) as client:
+        await _until(lambda: bool(world.fake.redeliveries), "the start-up sweep")
+        # The fake only records the request: here GitHub's redelivery is played by the test.
+        for delivery_id in world.fake.redeliveries:
+            guid = next(d.guid for d in world.fake.deliveries if d.id == delivery_id)
+            raw, signed = sent[guid]
+            response = await client.post("/webhook", content=raw, headers=signed)
+            assert response.status_code == 202
+        await _until(lambda: len(world.bot_comments(7)) == 1, "the comment")
+        metrics = (await client.get("/metrics")).text
+    assert 'perfbot_redeliveries_total{event="workflow_run"} 1.0' in metrics
+    assert len(world.fake.redeliveries) == 1
+    assert "1 regression" in world.bot_comments(7)[0]
+    # Restarted on the same database: the guid is recorded now, and claimed: nothing more.
+    async with service(settings, world.fake):
+        await _until(lambda: len(listing_calls(world.fake)) == 2, "the second start-up sweep")
+        await asyncio.sleep(0.2)
+    assert len(world.fake.redeliveries) == 1
+
+
+async def test_a_zero_period_starts_no_sweep(tmp_path: Path) -> None:
+    world = World.create()
+    world.fake.add_delivery("workflow_run", "completed", status_code=502)
+    env = settings_env(world.fake.api_url, tmp_path / "db", PERFBOT_REDELIVERY_HOURS="0")
+    settings = Settings.from_env(env)
+    assert settings.redelivery_hours == 0
+    async with service(settings, world.fake) as client:
+        assert (await client.get("/healthz")).status_code == 200
+        await asyncio.sleep(0.3)
+    assert world.fake.requests == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "hours"), [("", DEFAULT_REDELIVERY_HOURS), ("0", 0.0), ("1.5", 1.5), (" 72 ", 72.0)]
+)
+def test_redelivery_hours_setting(raw: str, hours: float) -> None:
+    env = {**settings_env("http://127.0.0.1:9", Path("db")), "PERFBOT_REDELIVERY_HOURS": raw}
+    assert Settings.from_env(env).redelivery_hours == hours
+
+
+@pytest.mark.parametrize("raw", ["-1", "0.1", "73", "six", "nan", "inf"])
+def test_a_bad_redelivery_period_is_one_sentence(raw: str) -> None:
+    env = {**settings_env("http://127.0.0.1:9", Path("db")), "PERFBOT_REDELIVERY_HOURS": raw}
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env(env)
+    message = str(caught.value)
+    assert message.startswith("PERFBOT_REDELIVERY_HOURS must be")
+    assert message.count(".") <= 3
+    assert "\n" not in message
