@@ -231,6 +231,8 @@ def _formats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # Imported here so that `perfbot compare` does not pay for the service stack.
+    import asyncio
+
     import uvicorn
 
     from perfbot import logs
@@ -244,6 +246,13 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SettingsError as exc:
         print(f"perfbot: {exc}", file=err)
         return EXIT_USAGE
+    try:
+        # Before any process starts: an unreachable database or a schema from a newer
+        # perfbot is one sentence here, not a traceback from every process's start-up.
+        asyncio.run(_prepare_store(settings.database_url))
+    except (ValueError, RuntimeError) as exc:
+        print(f"perfbot: the database is not usable: {exc}", file=err)
+        return EXIT_USAGE
     logs.configure(args.log_level)
     if settings.processes == 1:
         app = create_app(settings)
@@ -253,6 +262,17 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         serve_processes(args.host, args.port, settings.processes, args.log_level)
     return EXIT_OK
+
+
+async def _prepare_store(database_url: str) -> None:
+    """Open the store once and create or migrate its schema."""
+    from perfbot.store import open_store
+
+    store = open_store(database_url)
+    try:
+        await store.setup()
+    finally:
+        await store.close()
 
 
 def _setup(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -148,6 +148,36 @@ def test_invalid_key_stops_startup(tmp_path: Path) -> None:
     assert "not a PEM key" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("database", "expected"),
+    [
+        ("postgresql://perfbot:s3cret-pw@127.0.0.1:1/perfbot", "cannot connect"),
+        ("mysql://perfbot:s3cret-pw@127.0.0.1/perfbot", "unsupported database URL"),
+    ],
+    ids=["unreachable-postgresql", "unsupported-scheme"],
+)
+def test_unusable_database_stops_startup_without_its_password(
+    tmp_path: Path, database: str, expected: str
+) -> None:
+    env = {**os.environ, **settings_env("http://127.0.0.1:9", tmp_path / "db")}
+    env["PERFBOT_DATABASE_URL"] = database
+    result = subprocess.run(
+        [sys.executable, "-m", "perfbot", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("perfbot: the database is not usable:")
+    assert expected in result.stderr
+    assert "s3cret-pw" not in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_unreachable_github_is_retried_not_crashed(tmp_path: Path) -> None:
     world = World.create()
     pull = world.pull(7, HEAD)

@@ -1,0 +1,85 @@
+"""The README's commands, settings and configuration keys match what perfbot accepts."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfbot.cli import _parser
+from perfbot.repoconfig import _READERS
+from tests.paths import shared
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+# Variables only perfbot itself sets for the processes it starts.
+INTERNAL_VARIABLES = {"PERFBOT_LOG_LEVEL"}
+
+
+def code_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.DOTALL)
+
+
+def perfbot_commands() -> list[list[str]]:
+    """Every ``perfbot …`` line of the README's shell blocks, continuation lines joined."""
+    commands = []
+    for block in code_blocks("sh"):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line.split(" #", 1)[0], comments=True)
+            while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):
+                words = words[1:]  # VAR=value prefixes
+            if words and words[0] in ("perfbot", ".venv/bin/perfbot"):
+                commands.append(words[1:])
+    return commands
+
+
+def test_the_readme_shows_perfbot_commands() -> None:
+    used = {words[0] for words in perfbot_commands()}
+    assert {"compare", "serve", "setup", "comment"} <= used
+
+
+@pytest.mark.parametrize("words", perfbot_commands(), ids=" ".join)
+def test_every_perfbot_command_parses(words: list[str]) -> None:
+    try:
+        _parser().parse_args(words)
+    except SystemExit as exc:
+        pytest.fail(f"`perfbot {' '.join(words)}` is refused by the parser ({exc.code})")
+
+
+def test_every_operator_setting_is_documented() -> None:
+    read = set()
+    for module in (ROOT / "perfbot").rglob("*.py"):
+        read |= set(re.findall(r'"(PERFBOT_[A-Z_]+)"', module.read_text(encoding="utf-8")))
+    # The rows of the operator-settings table (a row may name two variables).
+    rows = re.findall(r"^\| (`PERFBOT_[^|]*)\|", README, flags=re.MULTILINE)
+    documented = {name for row in rows for name in re.findall(r"`(PERFBOT_[A-Z_]+)`", row)}
+    assert read - INTERNAL_VARIABLES - documented == set()
+    assert documented - read == set(), "the README documents a setting perfbot never reads"
+
+
+def test_every_configuration_key_is_documented() -> None:
+    (example,) = [block for block in code_blocks("yaml") if "fail_on_regression" in block]
+    keys = set(re.findall(r"^([a-z_]+):", example, flags=re.MULTILINE))
+    assert set(_READERS) - {"exclude"} == keys
+    assert "`exclude:" in README or "say `exclude:" in README
+
+
+def test_the_documented_compare_example_runs(tmp_path: Path) -> None:
+    """The README's `perfbot compare` example, with a head file made from the base."""
+    base = shared("zephyr-zperf/README-loopback-icount_expected_output.txt")
+    head = tmp_path / "my-head-run.log"
+    head.write_text(base.read_text(encoding="utf-8"), encoding="utf-8")
+    document = tmp_path / "comparison.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "perfbot", "compare", str(base), str(head), "--json", str(document)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert document.read_text(encoding="utf-8").startswith("{")
