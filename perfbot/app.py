@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import time
@@ -105,6 +106,11 @@ def create_app(
             )
             redeliverer.start()
         holder["services"] = services
+        # Everything loaded so far (githubkit's and pydantic's models above all) lives as
+        # long as the process: out of the collector's sight, the full collections that
+        # request garbage triggers no longer walk it over and over.
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:

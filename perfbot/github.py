@@ -178,6 +178,18 @@ class _SharedTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+def _pools(max_connections: int) -> _ShardedTransport:
+    return _ShardedTransport(
+        [
+            httpx.AsyncHTTPTransport(
+                limits=httpx.Limits(max_connections=max(1, max_connections // POOL_SHARDS)),
+                retries=0,
+            )
+            for _ in range(POOL_SHARDS)
+        ]
+    )
+
+
 class _ShardedTransport(httpx.AsyncBaseTransport):
     """Several small connection pools used in turn, instead of one large one.
 
@@ -213,16 +225,13 @@ class GitHubApp:
         max_connections: int = 32,
     ) -> None:
         self.app_id = app_id
-        inner = transport or _ShardedTransport(
-            [
-                httpx.AsyncHTTPTransport(
-                    limits=httpx.Limits(max_connections=max(1, max_connections // POOL_SHARDS)),
-                    retries=0,
-                )
-                for _ in range(POOL_SHARDS)
-            ]
+        self._transport = _SharedTransport(transport or _pools(max_connections), metrics)
+        # Storage gets pools of its own: in a pool shared by two hosts, a request waiting
+        # for one host closes an idle connection to the other, and under load every
+        # artifact download would cost two new connections.
+        self._storage_transport = (
+            self._transport if transport else _SharedTransport(_pools(max_connections), metrics)
         )
-        self._transport = _SharedTransport(inner, metrics)
         self._github: GitHub[AppAuthStrategy] = GitHub(
             AppAuthStrategy(str(app_id), private_key),
             base_url=base_url.rstrip("/") + "/",
@@ -238,7 +247,7 @@ class GitHubApp:
         )
         # The storage host of artifact downloads gets a client without any credential.
         self._storage = httpx.AsyncClient(
-            transport=self._transport, timeout=CALL_TIMEOUT, follow_redirects=False
+            transport=self._storage_transport, timeout=CALL_TIMEOUT, follow_redirects=False
         )
         self._bot_login: str | None = None
 
@@ -303,6 +312,8 @@ class GitHubApp:
     async def close(self) -> None:
         await self._storage.aclose()
         await self._transport.close()
+        if self._storage_transport is not self._transport:
+            await self._storage_transport.close()
 
 
 class TokenSession:

@@ -99,6 +99,24 @@ async def test_a_duplicate_delivery_is_refused_and_stores_no_second_job(store: S
     assert await store.claim("w2", LEASE, NOW + 1) is None
 
 
+async def test_deliveries_arriving_together_are_each_recorded_once(store: Store) -> None:
+    # Concurrent callers: SQLite writes them in one group-commit batch, with repeats in it.
+    ids = [f"d{n % 30}" for n in range(90)]
+    results = await asyncio.gather(
+        *(
+            store.record_delivery(i, "push", None, new_job(key=i, payload=f'"{n}"'), NOW)
+            for n, i in enumerate(ids)
+        )
+    )
+    winners = {i: n for n, (i, new) in enumerate(zip(ids, results, strict=True)) if new}
+    assert sorted(winners) == sorted(set(ids))  # each id recorded by exactly one caller
+    assert results.count(True) == 30
+    assert await store.queue_depth(NOW) == 30
+    claimed = [await store.claim(f"w{n}", LEASE, NOW) for n in range(31)]
+    jobs = {job.serial_key: job.payload for job in claimed if job is not None}
+    assert jobs == {i: f'"{n}"' for i, n in winners.items()}  # the winner's job, only
+
+
 async def test_a_delivery_without_a_job_is_remembered_and_enqueues_nothing(store: Store) -> None:
     assert not await store.delivery_seen("d1")
     assert await store.record_delivery("d1", "ping", None, None, NOW)
