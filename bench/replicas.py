@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import secrets
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,21 +36,13 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from fakeprocess import Setup, fake_github, wait_for
+
 from tests.harness import RunningPerfbot, perfbot_process, settings_env
 from tests.pg import PrivateCluster, find_bindir
 
-BENCH = Path(__file__).resolve().parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-POLL_SECONDS = 0.05
 DELIVERY_CONCURRENCY = 16
-
-
-@dataclass(frozen=True)
-class Setup:
-    api_url: str
-    private_key: str
-    deliveries: list[tuple[bytes, dict[str, str]]]
-    fake_pid: int
 
 
 @dataclass(frozen=True)
@@ -113,59 +103,6 @@ def postgres_cpu(postmaster: int) -> float:
 # -- the pieces ----------------------------------------------------------------------------------
 
 
-@contextmanager
-def fake_github(events: int, latency: float, tmp: Path) -> Iterator[Setup]:
-    """bench/fakeserver.py as a process (stopped by its PID), and the setup it wrote."""
-    setup_file = tmp / "setup.json"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(BENCH / "fakeserver.py"),
-            "--events",
-            str(events),
-            "--latency",
-            str(latency),
-            "--out",
-            str(setup_file),
-        ]
-    )
-    try:
-        _wait(lambda: setup_file.exists() and setup_file.stat().st_size > 0, 120, "the fake")
-        setup = json.loads(setup_file.read_text())
-        # The file is written just before the servers start listening: wait for them.
-        with httpx.Client(base_url=setup["api_url"], timeout=5) as client:
-            _wait(lambda: _answers(client), 30, "the fake GitHub to listen")
-        yield Setup(
-            api_url=setup["api_url"],
-            private_key=setup["private_key"],
-            deliveries=[(d["body"].encode(), d["headers"]) for d in setup["deliveries"]],
-            fake_pid=process.pid,
-        )
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
-
-
-def _answers(client: httpx.Client) -> bool:
-    try:
-        client.get("/__bench/calls")
-    except httpx.TransportError:
-        return False
-    return True
-
-
-def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(POLL_SECONDS)
-
-
 def new_database(cluster: PrivateCluster) -> str:
     """A new, empty database on the cluster; its URL."""
     name = f"perfbot_bench_{secrets.token_hex(4)}"
@@ -208,7 +145,7 @@ def run_once(
     posted = time.perf_counter() - start
     with httpx.Client(base_url=setup.api_url, timeout=10) as control:
         try:
-            _wait(
+            wait_for(
                 lambda: control.get("/__bench/commented").json()["commented"] == events,
                 600,
                 "every comment",

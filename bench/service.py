@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +26,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from fakeprocess import fake_github
+
 from tests.fakegithub import Pull
 from tests.harness import (
     World,
@@ -37,50 +37,26 @@ from tests.harness import (
     wait_until,
 )
 
-BENCH = Path(__file__).resolve().parent
-
 
 def events_per_second(
     events: int, latency: float, workers: int, processes: int
 ) -> tuple[float, float, float, float]:
     """perfbot serve and the fake GitHub as separate processes, as in production."""
-    with tempfile.TemporaryDirectory() as tmp:
-        setup_file = Path(tmp) / "setup.json"
-        fake = subprocess.Popen(
-            [
-                sys.executable,
-                str(BENCH / "fakeserver.py"),
-                "--events",
-                str(events),
-                "--latency",
-                str(latency),
-                "--out",
-                str(setup_file),
-            ],
+    with tempfile.TemporaryDirectory() as tmp, fake_github(events, latency, Path(tmp)) as setup:
+        env = settings_env(
+            setup.api_url,
+            Path(tmp) / "perfbot.db",
+            PERFBOT_WORKERS=str(workers),
+            PERFBOT_PROCESSES=str(processes),
+            PERFBOT_PRIVATE_KEY=setup.private_key,  # the key this fake trusts
         )
-        try:
-            wait_until(
-                lambda: setup_file.exists() and setup_file.stat().st_size > 0,
-                120,
-                "the fake GitHub",
-            )
-            time.sleep(0.5)  # the file is written just before the servers start
-            setup = json.loads(setup_file.read_text())
-            env = settings_env(
-                setup["api_url"],
-                Path(tmp) / "perfbot.db",
-                PERFBOT_WORKERS=str(workers),
-                PERFBOT_PROCESSES=str(processes),
-                PERFBOT_PRIVATE_KEY=setup["private_key"],  # the key this fake trusts
-            )
-            with perfbot_process(env, Path(tmp) / "perfbot.log") as bot:
-                deliveries = [(d["body"].encode(), d["headers"]) for d in setup["deliveries"]]
-                cpu_before = _cpu_seconds(bot.process.pid)
-                fake_cpu_before = _cpu_seconds(fake.pid)
-                start = time.perf_counter()
-                asyncio.run(_post_all(str(bot.client.base_url), deliveries))
-                posted = time.perf_counter() - start
-                control = httpx.Client(base_url=setup["api_url"], timeout=10)
+        with perfbot_process(env, Path(tmp) / "perfbot.log") as bot:
+            cpu_before = _cpu_seconds(bot.process.pid)
+            fake_cpu_before = _cpu_seconds(setup.fake_pid)
+            start = time.perf_counter()
+            asyncio.run(_post_all(str(bot.client.base_url), setup.deliveries))
+            posted = time.perf_counter() - start
+            with httpx.Client(base_url=setup.api_url, timeout=10) as control:
                 try:
                     wait_until(
                         lambda: control.get("/__bench/commented").json()["commented"] == events,
@@ -90,13 +66,9 @@ def events_per_second(
                 except AssertionError:
                     print((Path(tmp) / "perfbot.log").read_text()[-3000:], file=sys.stderr)
                     raise
-                elapsed = time.perf_counter() - start
-                cpu = _cpu_seconds(bot.process.pid) - cpu_before
-                fake_cpu = _cpu_seconds(fake.pid) - fake_cpu_before
-                control.close()
-        finally:
-            fake.terminate()  # the process this benchmark started
-            fake.wait(timeout=10)
+            elapsed = time.perf_counter() - start
+            cpu = _cpu_seconds(bot.process.pid) - cpu_before
+            fake_cpu = _cpu_seconds(setup.fake_pid) - fake_cpu_before
     return events / elapsed, posted, cpu / events, fake_cpu / events
 
 

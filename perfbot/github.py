@@ -178,6 +178,27 @@ class _SharedTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+AuthT = TypeVar("AuthT", AppAuthStrategy, TokenAuthStrategy)
+
+
+def _client(auth: AuthT, base_url: str, transport: httpx.AsyncBaseTransport) -> GitHub[AuthT]:
+    """githubkit as perfbot uses it: no redirects followed, no retries or HTTP cache of its
+    own (perfbot decides what is retried), a timeout on every call."""
+    return GitHub(
+        auth,
+        base_url=base_url.rstrip("/") + "/",
+        user_agent=USER_AGENT,
+        timeout=CALL_TIMEOUT,
+        follow_redirects=False,
+        async_transport=transport,
+        http_cache=False,
+        auto_retry=False,
+        # Tokens are cached per client object, never process-wide: two Apps (or two
+        # GitHub servers) in one process must not see each other's tokens.
+        cache_strategy=MemCacheStrategy(),
+    )
+
+
 def _pools(max_connections: int) -> _ShardedTransport:
     return _ShardedTransport(
         [
@@ -232,19 +253,7 @@ class GitHubApp:
         self._storage_transport = (
             self._transport if transport else _SharedTransport(_pools(max_connections), metrics)
         )
-        self._github: GitHub[AppAuthStrategy] = GitHub(
-            AppAuthStrategy(str(app_id), private_key),
-            base_url=base_url.rstrip("/") + "/",
-            user_agent=USER_AGENT,
-            timeout=CALL_TIMEOUT,
-            follow_redirects=False,
-            async_transport=self._transport,
-            http_cache=False,
-            auto_retry=False,
-            # Tokens are cached per App object, never process-wide: two Apps (or two
-            # GitHub servers) in one process must not see each other's tokens.
-            cache_strategy=MemCacheStrategy(),
-        )
+        self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._transport)
         # The storage host of artifact downloads gets a client without any credential.
         self._storage = httpx.AsyncClient(
             transport=self._storage_transport, timeout=CALL_TIMEOUT, follow_redirects=False
@@ -329,16 +338,7 @@ class TokenSession:
         self._transport = _SharedTransport(
             transport or httpx.AsyncHTTPTransport(retries=0), metrics=None
         )
-        github: GitHub[TokenAuthStrategy] = GitHub(
-            TokenAuthStrategy(token),
-            base_url=base_url.rstrip("/") + "/",
-            user_agent=USER_AGENT,
-            timeout=CALL_TIMEOUT,
-            follow_redirects=False,
-            async_transport=self._transport,
-            http_cache=False,
-            auto_retry=False,
-        )
+        github = _client(TokenAuthStrategy(token), base_url, self._transport)
         self._storage = httpx.AsyncClient(
             transport=self._transport, timeout=CALL_TIMEOUT, follow_redirects=False
         )

@@ -11,11 +11,7 @@ import json
 import os
 import re
 import shlex
-import shutil
-import socket
 import subprocess
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +21,7 @@ import yaml
 from perfbot.cli import _parser
 from perfbot.repoconfig import RepoConfig
 from perfbot.report import ReportFile, SideReport, read_side
+from tests.iperf3 import HOST
 from tests.paths import REPO, shared
 
 WORKFLOWS = REPO / "workflows"
@@ -37,7 +34,6 @@ ALL = (*MEASUREMENTS, COMMENT)
 PINNED = re.compile(r"^(?P<action>[\w.-]+/[\w.-]+)@(?P<sha>[0-9a-f]{40})$")
 VERSION_COMMENT = re.compile(r"@(?P<sha>[0-9a-f]{40}) # v\d+\.\d+\.\d+$")
 ZPERF_LOG = "zephyr-zperf/README-loopback-icount_expected_output.txt"
-HOST = "127.0.0.1"
 
 
 def load(name: str) -> dict[Any, Any]:
@@ -390,37 +386,6 @@ def test_iperf3_case_list_is_what_the_template_promises() -> None:
     assert job["runs-on"][0] == "self-hosted"
     # The same-repository guard: forks' pull requests never reach the self-hosted runner.
     assert job["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-def iperf3_server() -> Iterator[int]:
-    binary = shutil.which("iperf3")
-    assert binary, "iperf3 is not installed: run scripts/bootstrap"
-    port = free_port()
-    server = subprocess.Popen(
-        [binary, "-s", "-B", HOST, "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex((HOST, port)) == 0:
-                    break
-            time.sleep(0.05)
-        else:
-            pytest.fail("iperf3 server did not start listening within 10 s")
-        yield port
-    finally:
-        server.terminate()  # only the process this fixture started, by its PID
-        server.wait(timeout=10)
 
 
 @pytest.mark.slow

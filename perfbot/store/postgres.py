@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
 from perfbot.store._pg_migrations import migrate
-from perfbot.store.base import Job, JobStatus, NewJob, PullState
+from perfbot.store.base import Job, JobStatus, NewJob, PullState, job_from_row
 
 DEFAULT_POOL_SIZE: Final = 8
 # libpq's own timeout for establishing one connection (whole seconds), unless the URL sets
@@ -305,7 +305,7 @@ class PostgresStore:
                     cur = await conn.execute(_TAKE, params | {"id": job_id})
                     taken = await cur.fetchone()
                     if taken is not None:
-                        return _job(taken)
+                        return job_from_row(taken)
                 skip.append(serial_key)
 
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
@@ -456,33 +456,6 @@ def _storable(error: str) -> str:
     leave its job unfinishable, taken over and failing again at every lease expiry.
     """
     return error.replace("\x00", "\N{REPLACEMENT CHARACTER}")
-
-
-def _job(row: TupleRow) -> Job:
-    (
-        job_id,
-        delivery_id,
-        event,
-        payload,
-        serial_key,
-        installation_id,
-        attempts,
-        created_at,
-        lease_owner,
-        lease_until,
-    ) = row
-    return Job(
-        id=job_id,
-        delivery_id=delivery_id,
-        event=event,
-        payload=payload,
-        serial_key=serial_key,
-        installation_id=installation_id,
-        attempts=attempts,
-        created_at=float(created_at),
-        lease_owner=lease_owner,
-        lease_until=float(lease_until),
-    )
 
 
 def _normalise_scheme(url: str) -> str:

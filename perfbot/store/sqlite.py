@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from perfbot.store._migrations import migrate
-from perfbot.store.base import Job, JobStatus, NewJob, PullState
+from perfbot.store.base import Job, JobStatus, NewJob, PullState, job_from_row
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -350,34 +350,7 @@ def _claim(conn: sqlite3.Connection, owner: str, lease_seconds: float, now: floa
         rows = conn.execute(
             _CLAIM, {"now": now, "owner": owner, "until": now + lease_seconds}
         ).fetchall()
-    return _job(rows[0]) if rows else None
-
-
-def _job(row: tuple[Any, ...]) -> Job:
-    (
-        job_id,
-        delivery_id,
-        event,
-        payload,
-        serial_key,
-        installation_id,
-        attempts,
-        created_at,
-        lease_owner,
-        lease_until,
-    ) = row
-    return Job(
-        id=job_id,
-        delivery_id=delivery_id,
-        event=event,
-        payload=payload,
-        serial_key=serial_key,
-        installation_id=installation_id,
-        attempts=attempts,
-        created_at=float(created_at),
-        lease_owner=lease_owner,
-        lease_until=float(lease_until),
-    )
+    return job_from_row(rows[0]) if rows else None
 
 
 def _queue_depth(conn: sqlite3.Connection) -> int:

@@ -1,0 +1,78 @@
+"""The benchmarks' side of bench/fakeserver.py: start it as a process, read its setup."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+BENCH = Path(__file__).resolve().parent
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class Setup:
+    api_url: str
+    private_key: str  # the key the fake trusts as the App's
+    deliveries: list[tuple[bytes, dict[str, str]]]  # signed workflow_run deliveries
+    fake_pid: int
+
+
+@contextmanager
+def fake_github(events: int, latency: float, tmp: Path) -> Iterator[Setup]:
+    """bench/fakeserver.py as a process (stopped by its PID), and the setup it wrote."""
+    setup_file = tmp / "setup.json"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(BENCH / "fakeserver.py"),
+            "--events",
+            str(events),
+            "--latency",
+            str(latency),
+            "--out",
+            str(setup_file),
+        ]
+    )
+    try:
+        wait_for(lambda: setup_file.exists() and setup_file.stat().st_size > 0, 120, "the fake")
+        setup = json.loads(setup_file.read_text())
+        # The file is written just before the servers start listening: wait for them.
+        with httpx.Client(base_url=setup["api_url"], timeout=5) as client:
+            wait_for(lambda: _answers(client), 30, "the fake GitHub to listen")
+        yield Setup(
+            api_url=setup["api_url"],
+            private_key=setup["private_key"],
+            deliveries=[(d["body"].encode(), d["headers"]) for d in setup["deliveries"]],
+            fake_pid=process.pid,
+        )
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def _answers(client: httpx.Client) -> bool:
+    try:
+        client.get("/__bench/calls")
+    except httpx.TransportError:
+        return False
+    return True
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(POLL_SECONDS)
