@@ -178,7 +178,8 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
             rerun_requested_by=None,
             updated_at=proved_at,
         )
-        state = await publish(ctx, run.owner, run.name, state)
+        # With a check run to write, the state is stored once, after it (one write less).
+        state = await publish(ctx, run.owner, run.name, state, save=not config.config.check_run)
         if config.config.check_run:
             check_id = await ctx.installation.upsert_check_run(
                 run.owner,
@@ -231,8 +232,14 @@ async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> None:
         await publish(ctx, run.owner, run.name, state)
 
 
-async def publish(ctx: JobContext, owner: str, name: str, state: PullState) -> PullState:
-    """Write the comment for ``state`` (report plus current notices) and store the state."""
+async def publish(
+    ctx: JobContext, owner: str, name: str, state: PullState, *, save: bool = True
+) -> PullState:
+    """Write the comment for ``state`` (report plus current notices) and store the state.
+
+    ``save=False``: the caller stores the returned state itself. Should it fail before
+    that, the comment is found again on the PR by its author and marker.
+    """
     assert state.report_body is not None
     comment = await upsert_comment(
         ctx.installation,
@@ -245,7 +252,8 @@ async def publish(ctx: JobContext, owner: str, name: str, state: PullState) -> P
         bot_login=await ctx.bot_login(),
     )
     state = replace(state, comment_id=comment.id)
-    await ctx.store.save_pull(state)
+    if save:
+        await ctx.store.save_pull(state)
     ctx.log.info("comment %s on PR %s is up to date", comment.id, state.number)
     return state
 
