@@ -94,7 +94,10 @@ def main() -> None:
         "private_key": rsa_keypair().private_pem,  # the key this fake trusts
         "deliveries": deliveries,
     }
-    args.out.write_text(json.dumps(setup))
+    # Written aside, then renamed: the reader never sees half a file.
+    partial = args.out.with_name(args.out.name + ".partial")
+    partial.write_text(json.dumps(setup))
+    partial.rename(args.out)
     asyncio.run(serve([control_app(world, args.events), world.fake.storage_app], sockets))
 
 
