@@ -22,3 +22,4 @@ bench: setup
 	.venv/bin/python bench/engine.py
 	.venv/bin/python bench/ingest.py
 	.venv/bin/python bench/service.py
+	.venv/bin/python bench/replicas.py
