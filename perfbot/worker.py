@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -67,6 +68,7 @@ class Worker:
         self._dispatcher: asyncio.Task[None] | None = None
         # Unique per process: the store checks ownership of a claimed job by this name.
         self.name = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self._claims = itertools.count(1)
 
     def start(self) -> None:
         self._dispatcher = asyncio.create_task(self._dispatch())
@@ -100,7 +102,11 @@ class Worker:
             # Cleared before the claim, so an enqueue during the claim is not missed.
             self._wake.clear()
             try:
-                job = await self._store.claim(self.name, self._lease, self._clock())
+                # A new owner name per claim: should this run lose its lease and the job be
+                # claimed again (even by this process), the stale run can neither complete
+                # nor retry it, nor share its PR's lock.
+                owner = f"{self.name}:{next(self._claims)}"
+                job = await self._store.claim(owner, self._lease, self._clock())
             except Exception:
                 log.exception("claiming a job failed")
                 job = None
@@ -112,7 +118,7 @@ class Worker:
 
     async def _run_in_slot(self, job: Job) -> None:
         try:
-            await self.run_job(job, self.name)
+            await self.run_job(job, job.lease_owner)
         finally:
             self._slots.release()
 
@@ -124,13 +130,22 @@ class Worker:
             "attempt": job.attempts,
         }
         job_log = logging.LoggerAdapter(log, extra)
-        keeper = asyncio.create_task(self._keep_lease(job, owner))
+        runner = asyncio.current_task()
+        lost = asyncio.Event()
+        keeper = asyncio.create_task(self._keep_lease(job, owner, runner, lost))
         try:
             outcome = await self._run(job, owner, job_log)
+        except asyncio.CancelledError:
+            if not lost.is_set() or runner is None:
+                raise
+            runner.uncancel()
+            # Another worker owns the job now; it runs it to the end.
+            job_log.warning("stopped: the job's lease was lost while it ran")
+            outcome = "abandoned"
         finally:
             keeper.cancel()
         self._metrics.jobs.labels(job.event, outcome).inc()
-        if outcome != "retried":
+        if outcome not in ("retried", "abandoned"):
             self._metrics.job_latency.labels(job.event).observe(self._clock() - job.created_at)
 
     async def _run(
@@ -203,11 +218,24 @@ class Worker:
         await self._store.give_up(job.id, owner, error, self._clock())
         return "failed"
 
-    async def _keep_lease(self, job: Job, owner: str) -> None:
+    async def _keep_lease(
+        self, job: Job, owner: str, runner: asyncio.Task[Any] | None, lost: asyncio.Event
+    ) -> None:
+        """Extend the job's lease while it runs; stop ``runner`` once the lease is lost."""
+        extended = self._clock()
         while True:
             await asyncio.sleep(self._lease / 3)
-            if not await self._store.extend_lease(job.id, owner, self._lease, self._clock()):
-                # The job outlived its lease (a stalled event loop?). The per-PR lock still
-                # guards the comment; the operator should know the job may run twice.
-                log.warning("lease of job %s was lost while it ran", job.id)
+            try:
+                held = await self._store.extend_lease(job.id, owner, self._lease, self._clock())
+            except Exception as exc:
+                # A database hiccup: keep trying while the lease has time left.
+                held = self._clock() - extended < self._lease * 2 / 3
+                log.warning("extending the lease of job %s failed (%s)", job.id, type(exc).__name__)
+            else:
+                extended = self._clock() if held else extended
+            if not held:
+                log.warning("lease of job %s was lost while it ran: stopping it", job.id)
+                lost.set()
+                if runner is not None:
+                    runner.cancel()
                 return

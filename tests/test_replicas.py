@@ -251,14 +251,14 @@ def test_two_replicas_on_postgresql_show_each_pr_its_newest_result_once(
         jobs = conn.execute(
             "SELECT status, attempts, count(*) FROM jobs GROUP BY status, attempts"
         ).fetchall()
-        # A worker's name is host:pid:instance; the lease owner stays on a finished job.
+        # A claim's owner is host:pid:worker:claim; it stays on a finished job.
         owners = conn.execute("SELECT DISTINCT lease_owner FROM jobs").fetchall()
         deliveries = conn.execute("SELECT count(*) FROM deliveries").fetchone()
 
     # Every delivery recorded once, every job run exactly once, none failed or retried.
     assert deliveries == (unique,)
     assert jobs == [("done", 1, unique)], jobs
-    claimed_by = {owner.rsplit(":", 2)[1] for (owner,) in owners}
+    claimed_by = {owner.rsplit(":", 3)[1] for (owner,) in owners}
     assert claimed_by == pids, f"jobs claimed by processes {claimed_by}, replicas are {pids}"
     per_replica = [_counters(text, _JOBS_RE) for text in metrics]
     assert all(set(counts) <= {"done"} for counts in per_replica), per_replica

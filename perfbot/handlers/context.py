@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from perfbot.configcache import ConfigCache
 from perfbot.github import GitHubUnavailable, Installation
@@ -15,6 +16,7 @@ from perfbot.store.base import Store
 # A PR's lock is refreshed while held, so it can be short: when its process dies, the
 # PR waits at most this long for the next job.
 LOCK_TTL_SECONDS = 15.0
+LOCK_REFRESH_SECONDS = LOCK_TTL_SECONDS / 5
 LOCK_WAIT_SECONDS = 20.0
 
 
@@ -38,8 +40,14 @@ class JobContext:
 
     @asynccontextmanager
     async def pull_lock(self, repo_id: int, number: int) -> AsyncIterator[None]:
-        """Serialise everything that reads and writes one PR's comment and state."""
+        """Serialise everything that reads and writes one PR's comment and state.
+
+        The lock is refreshed while held. Should it be lost (refreshes failing for most of
+        its lifetime, or another job holding it), the block is cancelled and ``Busy`` is
+        raised: the job goes back to the queue rather than write beside another one.
+        """
         key = f"pull:{repo_id}:{number}"
+        # ``worker`` names this claim of the job, so a stale run never shares the lock.
         owner = f"{self.worker}:{self.delivery_id}"
         waited = 0.0
         while not await self.store.try_lock(key, owner, LOCK_TTL_SECONDS, self.now()):
@@ -47,18 +55,39 @@ class JobContext:
                 raise Busy(f"pull request {number} is being updated by another job")
             await asyncio.sleep(0.05)
             waited += 0.05
-        keeper = asyncio.create_task(self._keep_lock(key, owner))
+        holder = asyncio.current_task()
+        lost = asyncio.Event()
+        keeper = asyncio.create_task(self._keep_lock(key, owner, holder, lost))
         try:
             yield
+        except asyncio.CancelledError:
+            if not lost.is_set() or holder is None:
+                raise
+            holder.uncancel()  # our own cancellation, turned into a retry
+            raise Busy(f"lost the lock of pull request {number} while updating it") from None
         finally:
             keeper.cancel()
             await asyncio.gather(keeper, return_exceptions=True)
             await self.store.unlock(key, owner)
 
-    async def _keep_lock(self, key: str, owner: str) -> None:
-        """Refresh the lock well before it expires, for as long as the job holds it."""
+    async def _keep_lock(
+        self, key: str, owner: str, holder: asyncio.Task[Any] | None, lost: asyncio.Event
+    ) -> None:
+        """Refresh the lock well before it expires; cancel ``holder`` once it is lost."""
+        refreshed = self.now()
         while True:
-            await asyncio.sleep(LOCK_TTL_SECONDS / 3)
-            if not await self.store.try_lock(key, owner, LOCK_TTL_SECONDS, self.now()):
-                self.log.warning("lost the lock of %s while holding it", key)
+            await asyncio.sleep(LOCK_REFRESH_SECONDS)
+            try:
+                held = await self.store.try_lock(key, owner, LOCK_TTL_SECONDS, self.now())
+            except Exception as exc:
+                # A database hiccup: keep trying while the lock has time left.
+                held = self.now() - refreshed < LOCK_TTL_SECONDS - 2 * LOCK_REFRESH_SECONDS
+                self.log.warning("refreshing the lock of %s failed (%s)", key, type(exc).__name__)
+            else:
+                refreshed = self.now() if held else refreshed
+            if not held:
+                self.log.warning("lost the lock of %s while holding it: stopping", key)
+                lost.set()
+                if holder is not None:
+                    holder.cancel()
                 return

@@ -7,7 +7,7 @@ correct when several processes claim at once (see ``PostgresStore.claim``).
 from __future__ import annotations
 
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 import psycopg
 from psycopg import AsyncConnection
@@ -143,7 +143,8 @@ class PostgresStore:
         try:
             params = conninfo_to_dict(url)
         except psycopg.ProgrammingError as exc:
-            reason = _scrub(str(exc), _url_passwords(url))
+            # libpq's reason quotes parts of the URL: every password in it is masked.
+            reason = _scrub(str(exc).strip(), _url_passwords(url))
             raise ValueError(f"the PostgreSQL URL is not valid: {reason}") from None
         params.setdefault("connect_timeout", CONNECT_TIMEOUT_SECONDS)
         # Names perfbot's sessions in pg_stat_activity for the database's operator.
@@ -187,6 +188,9 @@ class PostgresStore:
             timeout=POOL_TIMEOUT_SECONDS,
             name="perfbot",
             open=False,
+            # A connection the server ended (restart, failover, idle timeout) is replaced
+            # when taken from the pool, instead of failing the next statement.
+            check=AsyncConnectionPool.check_connection,
         )
         try:
             await pool.open(wait=True, timeout=POOL_TIMEOUT_SECONDS)
@@ -237,7 +241,14 @@ class PostgresStore:
     ) -> bool:
         # No group commit as in SQLite: PostgreSQL commits concurrent transactions from
         # several connections side by side, and each delivery is a single statement.
-        params: dict[str, Any] = {"id": delivery_id, "event": event, "action": action, "now": now}
+        # Text from a (signed) delivery may hold NUL characters, which PostgreSQL's text
+        # cannot: replaced, so that the delivery is stored rather than answered with a 500.
+        params: dict[str, Any] = {
+            "id": _storable(delivery_id),
+            "event": _storable(event),
+            "action": None if action is None else _storable(action),
+            "now": now,
+        }
         if job is None:
             inserted = await self._execute(
                 "INSERT INTO deliveries (id, event, action, received_at)"
@@ -246,9 +257,9 @@ class PostgresStore:
             )
             return inserted > 0
         params |= {
-            "job_event": job.event,
-            "payload": job.payload,
-            "serial_key": job.serial_key,
+            "job_event": _storable(job.event),
+            "payload": _storable(job.payload),
+            "serial_key": _storable(job.serial_key),
             "installation_id": job.installation_id,
         }
         row = await self._fetchone(_RECORD_WITH_JOB, params)
@@ -478,13 +489,16 @@ def _describe(params: dict[str, Any]) -> str:
 
 
 def _url_passwords(url: str) -> set[str]:
-    """The password of ``url`` as written and decoded, even in a URL too broken to parse."""
-    try:
-        raw = urlsplit(url).password or ""
-    except ValueError:
-        # Mask whatever sits between "user:" and the last "@" of the authority.
-        raw = url.partition("://")[2].rpartition("@")[0].partition(":")[2]
-    return {raw, unquote(raw)} - {""}
+    """Every password ``url`` may carry — after ``user:`` and in ``password=`` query
+    parameters — as written, decoded and unquoted, even in a URL too broken to parse."""
+    rest = url.partition("://")[2]
+    found = [rest.rpartition("@")[0].partition(":")[2]]
+    for parameter in rest.partition("?")[2].split("&"):
+        name, _, value = parameter.partition("=")
+        if unquote(name).strip().lower() == "password":
+            found.append(value)
+    variants = {v for raw in found for v in (raw, unquote(raw), raw.strip("'\""))}
+    return variants | {v.strip("'\"") for v in variants} - {""}
 
 
 def _scrub(message: str, secrets: set[str]) -> str:

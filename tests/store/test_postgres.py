@@ -284,6 +284,8 @@ async def test_a_refused_login_names_the_reason_not_the_password(
     [
         (f"postgresql://perfbot:{PASSWORD}%zz@db/perfbot", "percent-encoded"),
         (f"postgresql://perfbot:{PASSWORD}@db/perfbot?colour=blue", "colour"),
+        (f"postgresql://perfbot@db/perfbot?password={PASSWORD}%zz", "percent-encoded"),
+        (f"postgresql://perfbot@db/perfbot?sslmode=x&password='{PASSWORD}%", "percent-encoded"),
     ],
 )
 def test_a_malformed_url_is_refused_without_its_password(url: str, reason: str) -> None:
@@ -330,3 +332,20 @@ async def test_a_store_used_before_setup_says_so(replica: Replica) -> None:
     store = await replica(setup=False)
     with pytest.raises(RuntimeError, match=r"call setup\(\) first"):
         await store.queue_depth(NOW)
+
+
+async def test_connections_the_server_ended_are_replaced(pg_url: str) -> None:
+    """A restart, failover or idle timeout ends pooled sessions: the next call still works."""
+    store = open_store(pg_url)
+    await store.setup()
+    try:
+        assert await store.record_delivery("d1", "push", None, new_job("pr-1"), NOW)
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as admin:
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = 'perfbot' AND pid <> pg_backend_pid()"
+            )
+        for n in range(3):  # more calls than the pool had connections
+            assert await store.record_delivery(f"d{n + 2}", "push", None, new_job("pr-1"), NOW)
+    finally:
+        await store.close()

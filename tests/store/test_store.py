@@ -117,6 +117,16 @@ async def test_deliveries_arriving_together_are_each_recorded_once(store: Store)
     assert jobs == {i: f'"{n}"' for i, n in winners.items()}  # the winner's job, only
 
 
+async def test_nul_characters_in_a_delivery_are_stored_not_refused(store: Store) -> None:
+    # Signed by GitHub, but JSON may carry \u0000 in an action or a branch name.
+    job = new_job(key="500:900:feat\x00ure")
+    assert await store.record_delivery("d1", "workflow_run", "comp\x00leted", job, NOW)
+    assert not await store.record_delivery("d1", "workflow_run", "comp\x00leted", job, NOW)
+    claimed = await store.claim("w1", LEASE, NOW)
+    assert claimed is not None
+    assert claimed.serial_key.startswith("500:900:feat")
+
+
 async def test_a_delivery_without_a_job_is_remembered_and_enqueues_nothing(store: Store) -> None:
     assert not await store.delivery_seen("d1")
     assert await store.record_delivery("d1", "ping", None, None, NOW)
