@@ -67,6 +67,15 @@ async def comment_for_run(
     try:
         async with session.installation as installation:
             run = await installation.get_run_json(job.owner, job.repo, job.run_id)
+            if run.get("status") != "completed":
+                # Its artifacts may still be uploading: the run's own completion event
+                # (workflow_run completed) is the time to comment.
+                log.info(
+                    "run %s is %s, not completed: nothing to do yet",
+                    job.run_id,
+                    str(run.get("status"))[:40],
+                )
+                return
             payload = {
                 "action": "completed",
                 "workflow_run": run,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import html
+import ipaddress
 import json
 import os
 import re
@@ -128,6 +129,8 @@ def validate(options: SetupOptions) -> None:
 
 def check_targets(options: SetupOptions) -> None:
     """Refuse, before anything is registered, to replace existing files without ``--force``."""
+    if not options.env_file.parent.is_dir():
+        raise SetupError(f"the directory of {options.env_file} does not exist.")
     if options.force:
         return
     for path in (options.env_file, options.key_file):
@@ -136,8 +139,6 @@ def check_targets(options: SetupOptions) -> None:
                 f"{path} already exists; perfbot setup does not overwrite it. Move it away, "
                 "choose another --env-file, or pass --force to replace it."
             )
-    if not options.env_file.parent.is_dir():
-        raise SetupError(f"the directory of {options.env_file} does not exist.")
 
 
 def env_file_text(credentials: Credentials, key_file: Path, api_url: str) -> str:
@@ -233,7 +234,15 @@ async def exchange_code(
         raise SetupError(f"{api_url} did not answer in time; nothing was written.") from None
     except GitHubRequestError as exc:
         raise SetupError(f"cannot reach {api_url} ({exc}); nothing was written.") from None
-    app = response.parsed_data
+    try:
+        app = response.parsed_data
+    except ValueError:  # not JSON, or not an App (pydantic's ValidationError is one)
+        raise SetupError(
+            "GitHub accepted the code but its answer could not be read, so the App may "
+            "exist without its key here: open it under your GitHub settings (Developer "
+            "settings, GitHub Apps), generate a private key and a webhook secret, and set "
+            "PERFBOT_APP_ID, PERFBOT_PRIVATE_KEY_PATH and PERFBOT_WEBHOOK_SECRET yourself."
+        ) from None
     return Credentials(
         app_id=app.id,
         name=app.name,
@@ -391,9 +400,15 @@ def create_setup_app(
 def run_setup(options: SetupOptions, host: str, port: int, out: TextIO = sys.stdout) -> int:
     """Serve the setup pages until the credentials are written; 0 then."""
     validate(options)
+    if not _is_loopback(host):
+        # The page hands out the state that completes the registration: whoever reaches
+        # it could have their own App's credentials written here.
+        raise SetupError(
+            f"--host {host} is not a loopback address: the setup page must only be reachable "
+            "from this machine (127.0.0.1, ::1 or localhost). From another machine, use an "
+            "SSH tunnel: ssh -L 3000:127.0.0.1:3000 <this host>."
+        )
     hosts: tuple[str, ...] = (*_LOOPBACK_NAMES, host)
-    if host in ("0.0.0.0", "::"):
-        hosts = ("*",)
     written: list[Credentials] = []
     server: uvicorn.Server | None = None
 
@@ -437,3 +452,12 @@ def run_setup(options: SetupOptions, host: str, port: int, out: TextIO = sys.std
         flush=True,
     )
     return 0
+
+
+def _is_loopback(host: str) -> bool:
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -301,6 +301,7 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from perfbot.actions_comment import DEFAULT_API_URL, CommentJob, comment_for_run
     from perfbot.errors import PerfbotError
+    from perfbot.github import GitHubError
     from perfbot.logs import QUIET_LOGGERS
 
     owner, _, name = str(args.repo).partition("/")
@@ -327,7 +328,17 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         logging.getLogger(quiet).setLevel(logging.WARNING)
     try:
         asyncio.run(comment_for_run(job))
-    except (PerfbotError, ValueError) as exc:
+    except GitHubError as exc:
+        reason = str(exc)
+        if exc.status in (401, 403):
+            reason = (
+                f"GitHub refused the token ({exc.status}): GITHUB_TOKEN must be a token that "
+                "can read the run's artifacts (actions: read, contents: read) and write the "
+                "comment (pull-requests: write)"
+            )
+        print(f"perfbot: run {job.run_id} of {args.repo}: {reason}", file=err)
+        return EXIT_FAILED
+    except (PerfbotError, ValueError, OSError) as exc:
         print(f"perfbot: run {job.run_id} of {args.repo}: {exc}", file=err)
         return EXIT_FAILED
     return EXIT_OK

@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CALL_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+# Connect, send and the first bytes of the answer, whatever each step took on its own.
+CALL_DEADLINE_SECONDS = 30.0
 GET_RETRIES = 2
 PAGE_SIZE = 100
 USER_AGENT = "perfbot/0.1 (+https://github.com/apps)"
@@ -161,8 +163,15 @@ class _SharedTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         try:
-            response = await self._inner.handle_async_request(request)
-        except httpx.HTTPError as exc:
+            # A deadline for sending the request and receiving the headers: aiohttp has
+            # no write timeout, and a peer that stops reading a large body would hold
+            # the job forever. The body of a response is bounded by the read timeout.
+            async with asyncio.timeout(CALL_DEADLINE_SECONDS):
+                response = await self._inner.handle_async_request(request)
+        except TimeoutError:
+            self._count(request.method, "deadline")
+            raise httpx.WriteTimeout("no answer within the call's deadline") from None
+        except (httpx.HTTPError, aiohttp.ClientError) as exc:
             self._count(request.method, type(exc).__name__)
             raise
         self._count(request.method, str(response.status_code))
@@ -207,7 +216,14 @@ def _pools(max_connections: int) -> httpx.AsyncBaseTransport:
     parser and connection pool cost about a third less CPU per call than httpcore's,
     measured end to end (bench/service.py), where the HTTP client was the largest cost.
     """
-    return AiohttpTransport(limits=httpx.Limits(max_connections=max_connections))
+
+    def session() -> aiohttp.ClientSession:
+        # No cookie jar: one session serves every installation and the App's own calls,
+        # which must not carry each other's cookies. Certificates as httpx checks them.
+        connector = aiohttp.TCPConnector(limit=max_connections, ssl=httpx.create_ssl_context())
+        return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+
+    return AiohttpTransport(client=session)
 
 
 class GitHubApp:
@@ -233,14 +249,11 @@ class GitHubApp:
         )
         self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._transport)
         # The storage host of artifact downloads gets a client without any credential.
-        self._storage = httpx.AsyncClient(
-            transport=self._storage_transport, timeout=CALL_TIMEOUT, follow_redirects=False
-        )
         self._bot_login: str | None = None
 
     def installation(self, installation_id: int) -> Installation:
         auth = self._github.auth.as_installation(installation_id)
-        return Installation(self._github.with_auth(auth), self._storage, self.app_id)
+        return Installation(self._github.with_auth(auth), self._storage_transport, self.app_id)
 
     async def bot_login(self) -> str:
         """``<slug>[bot]``, the login of the App's comments (asked once, then cached)."""
@@ -297,7 +310,6 @@ class GitHubApp:
         )
 
     async def close(self) -> None:
-        await self._storage.aclose()
         await self._transport.close()
         if self._storage_transport is not self._transport:
             await self._storage_transport.close()
@@ -317,20 +329,18 @@ class TokenSession:
             transport or httpx.AsyncHTTPTransport(retries=0), metrics=None
         )
         github = _client(TokenAuthStrategy(token), base_url, self._transport)
-        self._storage = httpx.AsyncClient(
-            transport=self._transport, timeout=CALL_TIMEOUT, follow_redirects=False
-        )
-        self.installation = Installation(github, self._storage, app_id=None)
+        self.installation = Installation(github, self._transport, app_id=None)
 
     async def close(self) -> None:
-        await self._storage.aclose()
         await self._transport.close()
 
 
 class Installation:
     """The calls perfbot makes on behalf of one installation."""
 
-    def __init__(self, github: GitHub[Any], storage: httpx.AsyncClient, app_id: int | None) -> None:
+    def __init__(
+        self, github: GitHub[Any], storage: httpx.AsyncBaseTransport, app_id: int | None
+    ) -> None:
         self._gh = github
         self._storage = storage
         self.app_id = app_id
@@ -383,8 +393,17 @@ class Installation:
         )
 
     async def _fetch_blob(self, location: str, max_bytes: int) -> bytes:
+        # Straight through the transport, not a client: no credential, no redirect, and
+        # no cookie kept from one installation's download to the next.
+        request = httpx.Request(
+            "GET",
+            location,
+            headers={"user-agent": USER_AGENT},
+            extensions={"timeout": CALL_TIMEOUT.as_dict()},
+        )
         try:
-            async with self._storage.stream("GET", location) as blob:
+            blob = await self._storage.handle_async_request(request)
+            try:
                 if blob.status_code >= 500:
                     raise GitHubUnavailable("artifact storage answered 5xx", blob.status_code)
                 if blob.status_code != 200:
@@ -396,6 +415,8 @@ class Installation:
                         raise GitHubError(f"artifact larger than {max_bytes} bytes")
                     chunks.append(chunk)
                 return b"".join(chunks)
+            finally:
+                await blob.aclose()
         except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as exc:
             # An error's message may carry the signed URL: name only the kind. (aiohttp's
             # errors outside httpx-aiohttp's mapping arrive unmapped.)
@@ -496,7 +517,10 @@ class Installation:
         response = await _call(
             "GET", partial(self._gh.rest.actions.async_get_workflow_run, owner, repo, run_id)
         )
-        data: object = response.json()
+        try:
+            data: object = response.json()
+        except ValueError:
+            raise GitHubError(f"GitHub's answer about run {run_id} is not JSON") from None
         if not isinstance(data, dict):
             raise GitHubError(f"GitHub answered run {run_id} with something else than a run")
         return data
@@ -642,7 +666,7 @@ async def _mapped(send: Callable[[], Awaitable[T]]) -> T:
     except RequestFailed as exc:
         raise _status_error(exc.response.status_code, "call") from None
     except RequestTimeout:
-        raise GitHubUnavailable("GitHub did not answer in time") from None
+        raise GitHubUnavailable("GitHub could not be reached or did not answer in time") from None
     except RequestError as exc:
         # A failed token exchange inside the auth flow arrives wrapped.
         if isinstance(exc.exc, RateLimitExceeded):

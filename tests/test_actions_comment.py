@@ -182,3 +182,29 @@ def test_usage_errors(args: list[str], env: dict[str, str], message: str) -> Non
     done = run_cli(args, env)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+async def test_a_run_still_going_is_left_for_its_completion() -> None:
+    world = World.create()
+    pull = world.pull(7, HEAD_A)
+    run = world.measured_run(pull, 3001, status="in_progress")
+
+    await comment_for_run(job_for(world, run.id), transport=world.fake.transport())
+
+    assert world.fake.comments_on(world.repo, 7) == []
+    assert world.fake.storage_requests == []
+
+
+def test_a_refused_token_is_named_as_such() -> None:
+    world = World.create()
+    pull = world.pull(7, HEAD_A)
+    run = world.measured_run(pull, 3001)
+    with serve(world.fake) as fake:
+        done = run_cli(
+            ["--run-id", str(run.id), "--repo", "acme/widget"],
+            {"GITHUB_TOKEN": "ghs_not-a-token", "GITHUB_API_URL": fake.api_url},
+        )
+    assert done.returncode == 1
+    assert "GitHub refused the token (401)" in done.stderr
+    assert "App" not in done.stderr
+    assert "ghs_not-a-token" not in done.stderr

@@ -210,6 +210,30 @@ async def test_a_code_converts_once(tmp_path: Path) -> None:
     assert request.auth is None  # the code is the only credential
 
 
+@pytest.mark.parametrize(
+    "answer", [b"<html>proxy error</html>", b'{"id": 1}'], ids=["not-json", "not-an-app"]
+)
+async def test_an_unreadable_conversion_says_what_to_do(answer: bytes) -> None:
+    def github(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(201, content=answer, headers={"content-type": "application/json"})
+
+    with pytest.raises(SetupError, match="generate a private key"):
+        await exchange_code(
+            "http://api.example.test", "abc123", transport=httpx.MockTransport(github)
+        )
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.7", "perfbot.example.org"])
+def test_the_setup_page_is_served_on_loopback_only(
+    host: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env_file = str(tmp_path / ".env")
+    arguments = ["setup", "--public-url", PUBLIC, "--host", host, "--env-file", env_file]
+    assert main([*arguments, "--port", "0"]) == 2
+    assert "not a loopback address" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 async def test_reused_code_is_a_clear_error_page(tmp_path: Path) -> None:
     fake = FakeGitHub()
     manifest = build_manifest(PUBLIC, "http://127.0.0.1:3000/callback")
