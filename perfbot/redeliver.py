@@ -45,6 +45,8 @@ FIRST_SWEEP_DELAY_SECONDS = 60.0
 LOCK_KEY = "redelivery-sweep"
 # Longer than any sweep should take; refreshed before every redelivery.
 LOCK_SECONDS = 600.0
+# Between two redelivery requests: GitHub's guidance for writes by an integration.
+REDELIVERY_PAUSE_SECONDS = 1.0
 # 300 pages of 100 attempts; a busier App loses only its oldest attempts to the limit.
 MAX_PAGES = 300
 
@@ -78,6 +80,7 @@ async def sweep(
     owner: str,
     clock: Callable[[], float] = time.time,
     metrics: Metrics | None = None,
+    pause: float | None = None,
 ) -> SweepResult:
     """Redeliver the events of the last three days that never reached perfbot.
 
@@ -98,6 +101,9 @@ async def sweep(
                 break
             if not await store.claim_redelivery(attempt.guid, clock()):
                 continue  # redelivered once already (by this or another process)
+            if redelivered and (pause := REDELIVERY_PAUSE_SECONDS if pause is None else pause):
+                # GitHub asks integrations to space out their writes (secondary rate limits).
+                await asyncio.sleep(pause)
             await _redeliver(github, attempt)
             redelivered.append(attempt.guid)
             if metrics is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from perfbot import redeliver
 from perfbot.app import create_app
 from perfbot.github import GitHubApp, GitHubUnavailable, HookDelivery
 from perfbot.metrics import Metrics
@@ -24,6 +25,12 @@ from tests.harness import INSTALLATION, REPO_ID, World, settings_env
 
 HEAD = "a" * 40
 DAY = timedelta(days=1)
+
+
+@pytest.fixture(autouse=True)
+def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No second between redeliveries here, except where a test sets one."""
+    monkeypatch.setattr(redeliver, "REDELIVERY_PAUSE_SECONDS", 0.0)
 
 
 @pytest.fixture
@@ -101,6 +108,16 @@ async def build_log(fake: FakeGitHub, store: Store) -> dict[str, Delivery]:
     cases["ok"] = succeeded(fake, "guid-ok", ago=timedelta(minutes=1))
     await remember(store, "guid-seen")
     return cases
+
+
+async def test_redeliveries_are_spaced_out(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    await build_log(fake, store)
+    started = time.monotonic()
+    result = await sweep(github, store, owner="replica-a", pause=0.3)
+    assert len(result.redelivered) == 3
+    assert time.monotonic() - started >= 0.6  # two pauses between three requests
 
 
 async def test_exactly_the_lost_events_are_redelivered_once(
