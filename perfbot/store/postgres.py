@@ -6,7 +6,8 @@ correct when several processes claim at once (see ``PostgresStore.claim``).
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
 from urllib.parse import unquote
 
 import psycopg
@@ -18,6 +19,8 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from perfbot.errors import PerfbotError
 from perfbot.store._pg_migrations import migrate
 from perfbot.store.base import Job, JobStatus, NewJob, PullState, job_from_row
+
+T = TypeVar("T")
 
 DEFAULT_POOL_SIZE: Final = 8
 # libpq's own timeout for establishing one connection (whole seconds), unless the URL sets
@@ -188,9 +191,6 @@ class PostgresStore:
             timeout=POOL_TIMEOUT_SECONDS,
             name="perfbot",
             open=False,
-            # A connection the server ended (restart, failover, idle timeout) is replaced
-            # when taken from the pool, instead of failing the next statement.
-            check=AsyncConnectionPool.check_connection,
         )
         try:
             await pool.open(wait=True, timeout=POOL_TIMEOUT_SECONDS)
@@ -221,18 +221,42 @@ class PostgresStore:
         if self._pool is not None:
             await self._pool.close(timeout=CLOSE_TIMEOUT_SECONDS)
 
+    async def _on_connection(self, work: Callable[[AsyncConnection[TupleRow]], Awaitable[T]]) -> T:
+        """``work`` on a pooled connection; once more on another if that one was dead.
+
+        A connection the server ended while it sat in the pool (a restart, a failover, an
+        idle timeout) fails its first statement before running it: the pool drops it and
+        the work runs again on a fresh one. Checking every connection as it leaves the
+        pool would cost a round trip per statement instead.
+        """
+        for attempt in (1, 2):
+            used: AsyncConnection[TupleRow] | None = None
+            try:
+                async with self._connected().connection() as conn:
+                    used = conn
+                    return await work(conn)
+            except psycopg.OperationalError:
+                if attempt == 2 or used is None or not used.broken:
+                    raise
+        raise AssertionError("unreachable")
+
     async def _execute(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> int:
         """Run one statement; the number of rows it changed."""
-        async with self._connected().connection() as conn:
+
+        async def work(conn: AsyncConnection[TupleRow]) -> int:
             cur = await conn.execute(sql, params)
             return cur.rowcount
+
+        return await self._on_connection(work)
 
     async def _fetchone(
         self, sql: str, params: dict[str, Any] | tuple[Any, ...]
     ) -> TupleRow | None:
-        async with self._connected().connection() as conn:
+        async def work(conn: AsyncConnection[TupleRow]) -> TupleRow | None:
             cur = await conn.execute(sql, params)
             return await cur.fetchone()
+
+        return await self._on_connection(work)
 
     # Deliveries and enqueueing -----------------------------------------------------------------
 
@@ -303,21 +327,25 @@ class PostgresStore:
             "until": now + lease_seconds,
             "space": SERIAL_KEY_LOCK_SPACE,
         }
-        skip: list[str] = []  # keys busy or being claimed by someone else right now
-        async with self._connected().connection() as conn, conn.transaction():
-            # Each round either returns or adds a key to skip: it ends.
-            while True:
-                cur = await conn.execute(_CANDIDATE, params | {"skip": skip})
-                candidate = await cur.fetchone()
-                if candidate is None:
-                    return None
-                job_id, serial_key, locked = candidate
-                if locked:
-                    cur = await conn.execute(_TAKE, params | {"id": job_id})
-                    taken = await cur.fetchone()
-                    if taken is not None:
-                        return job_from_row(taken)
-                skip.append(serial_key)
+
+        async def work(conn: AsyncConnection[TupleRow]) -> Job | None:
+            skip: list[str] = []  # keys busy or being claimed by someone else right now
+            async with conn.transaction():
+                # Each round either returns or adds a key to skip: it ends.
+                while True:
+                    cur = await conn.execute(_CANDIDATE, params | {"skip": skip})
+                    candidate = await cur.fetchone()
+                    if candidate is None:
+                        return None
+                    job_id, serial_key, locked = candidate
+                    if locked:
+                        cur = await conn.execute(_TAKE, params | {"id": job_id})
+                        taken = await cur.fetchone()
+                        if taken is not None:
+                            return job_from_row(taken)
+                    skip.append(serial_key)
+
+        return await self._on_connection(work)
 
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
         # Only a live lease is extended: once it has expired another job of the serial key
