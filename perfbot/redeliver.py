@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from perfbot.github import GitHubApp, GitHubError, HookDelivery
+from perfbot.github import GitHubApp, GitHubError, HookDelivery, RateLimited
 from perfbot.metrics import Metrics
 from perfbot.store.base import Store
 
@@ -104,7 +104,7 @@ async def sweep(
             if redelivered and (pause := REDELIVERY_PAUSE_SECONDS if pause is None else pause):
                 # GitHub asks integrations to space out their writes (secondary rate limits).
                 await asyncio.sleep(pause)
-            await _redeliver(github, attempt)
+            await _redeliver(github, store, attempt)
             redelivered.append(attempt.guid)
             if metrics is not None:
                 metrics.redeliveries.labels(attempt.event).inc()
@@ -119,10 +119,20 @@ async def sweep(
             await store.unlock(LOCK_KEY, owner)
 
 
-async def _redeliver(github: GitHubApp, attempt: HookDelivery) -> None:
+async def _redeliver(github: GitHubApp, store: Store, attempt: HookDelivery) -> None:
     extra = {"delivery": attempt.guid, "event": attempt.event}
     try:
         await github.redeliver(attempt.id)
+    except RateLimited:
+        # GitHub turned the request down without acting on it: the next sweep may ask.
+        await store.release_redelivery(attempt.guid)
+        log.warning(
+            "redelivery of %s attempt %s was rate-limited; the next sweep asks again",
+            attempt.event,
+            attempt.id,
+            extra=extra,
+        )
+        raise
     except GitHubError as exc:
         # Claimed already: this event will not be asked for again.
         log.error(
@@ -134,7 +144,7 @@ async def _redeliver(github: GitHubApp, attempt: HookDelivery) -> None:
             extra=extra,
         )
         if exc.retryable:
-            raise  # GitHub is unwell or limiting us: leave the rest for the next sweep
+            raise  # GitHub is unwell: leave the rest for the next sweep
         return
     log.info("asked GitHub to redeliver %s attempt %s", attempt.event, attempt.id, extra=extra)
 

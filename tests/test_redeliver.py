@@ -15,7 +15,7 @@ import pytest
 
 from perfbot import redeliver
 from perfbot.app import create_app
-from perfbot.github import GitHubApp, GitHubUnavailable, HookDelivery
+from perfbot.github import GitHubApp, GitHubUnavailable, HookDelivery, RateLimited
 from perfbot.metrics import Metrics
 from perfbot.redeliver import LOCK_KEY, Redeliverer, missed, sweep
 from perfbot.settings import DEFAULT_REDELIVERY_HOURS, Settings, SettingsError
@@ -291,6 +291,19 @@ async def test_a_refused_redelivery_is_not_asked_again_and_the_rest_follow(
     result = await sweep(github, store, owner="replica-a")
     assert result.redelivered == ["guid-gone", "guid-newest"]
     assert fake.redeliveries[-1] == newest.id
+
+
+async def test_a_rate_limited_redelivery_is_asked_again_next_sweep(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    cases = await build_log(fake, store)
+    fake.secondary_rate_limit_next(1, path_contains=f"/{cases['missed-early'].id}/attempts")
+    with pytest.raises(RateLimited):
+        await sweep(github, store, owner="replica-a")
+    assert fake.redeliveries == []  # GitHub turned it down without acting on it
+    result = await sweep(github, store, owner="replica-a")
+    assert result.redelivered == ["guid-missed-early", "guid-twice", "guid-missed-late"]
+    assert (await sweep(github, store, owner="replica-a")).redelivered == []
 
 
 async def test_a_secondary_rate_limit_waits_for_the_next_sweep(

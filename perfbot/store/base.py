@@ -123,6 +123,10 @@ class Store(Protocol):
         neither records nor requires a delivery.
         """
 
+    async def release_redelivery(self, guid: str) -> None:
+        """Undo a claim whose request GitHub turned down without acting on it (a rate
+        limit), so that a later sweep may ask again."""
+
     # The queue -----------------------------------------------------------------------
 
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:

@@ -303,6 +303,9 @@ class PostgresStore:
         )
         return inserted > 0
 
+    async def release_redelivery(self, guid: str) -> None:
+        await self._execute("DELETE FROM redeliveries WHERE guid = %s", (guid,))
+
     # The queue ----------------------------------------------------------------------------------
 
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:

@@ -163,6 +163,9 @@ class SQLiteStore:
             (guid, now),
         )
 
+    async def release_redelivery(self, guid: str) -> None:
+        await self._run(_write_owned, "DELETE FROM redeliveries WHERE guid = ?", (guid,))
+
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
         return await self._run(_claim, owner, lease_seconds, now)
 

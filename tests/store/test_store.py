@@ -144,6 +144,9 @@ async def test_a_redelivery_is_claimed_once_ever(connect: Connect) -> None:
     assert await store.claim_redelivery("g1", NOW)
     assert not await store.claim_redelivery("g1", NOW + 1)
     assert await store.claim_redelivery("g2", NOW + 1)
+    await store.release_redelivery("g2")  # GitHub turned the request down: ask again later
+    assert await store.claim_redelivery("g2", NOW + 2)
+    assert not await store.claim_redelivery("g2", NOW + 3)
     # Independent of the deliveries: neither records one nor needs one.
     assert not await store.delivery_seen("g1")
     assert await store.record_delivery("g1", "push", None, None, NOW)
