@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+from tests.harness import wait_until
+
 BENCH = Path(__file__).resolve().parent
-POLL_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,11 @@ def fake_github(events: int, latency: float, tmp: Path) -> Iterator[Setup]:
         ]
     )
     try:
-        wait_for(lambda: setup_file.exists() and setup_file.stat().st_size > 0, 120, "the fake")
+        wait_until(lambda: setup_file.exists() and setup_file.stat().st_size > 0, 120, "the fake")
         setup = json.loads(setup_file.read_text())
         # The file is written just before the servers start listening: wait for them.
         with httpx.Client(base_url=setup["api_url"], timeout=5) as client:
-            wait_for(lambda: _answers(client), 30, "the fake GitHub to listen")
+            wait_until(lambda: _answers(client), 30, "the fake GitHub to listen")
         yield Setup(
             api_url=setup["api_url"],
             private_key=setup["private_key"],
@@ -68,11 +68,3 @@ def _answers(client: httpx.Client) -> bool:
     except httpx.TransportError:
         return False
     return True
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(POLL_SECONDS)

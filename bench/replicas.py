@@ -36,9 +36,9 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeprocess import Setup, fake_github, wait_for
+from fakeprocess import Setup, fake_github
 
-from tests.harness import RunningPerfbot, perfbot_process, settings_env
+from tests.harness import RunningPerfbot, perfbot_process, settings_env, wait_until
 from tests.pg import PrivateCluster, find_bindir
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -145,7 +145,7 @@ def run_once(
     posted = time.perf_counter() - start
     with httpx.Client(base_url=setup.api_url, timeout=10) as control:
         try:
-            wait_for(
+            wait_until(
                 lambda: control.get("/__bench/commented").json()["commented"] == events,
                 600,
                 "every comment",

@@ -1,14 +1,15 @@
 """Every GitHub call perfbot makes, through githubkit, as an App and its installations.
 
-* One shared connection pool for the whole process (githubkit opens a client per call
-  unless used as a context manager; a shared transport keeps connections alive).
-* A timeout on every call; GETs are retried a few times on 5xx and timeouts, never a
-  POST or PATCH, which the job queue retries as a whole (the handlers are idempotent).
+* Shared connection pools for the whole process, over aiohttp (githubkit opens an httpx
+  client per call or per job; the shared transport underneath keeps connections alive).
+* A timeout on every call and a deadline for each request to be answered; GETs are
+  retried a few times on 5xx and timeouts, never a POST or PATCH, which the job queue
+  retries as a whole (the handlers are idempotent).
 * Rate limits become ``RateLimited(retry_after)`` so the job goes back to the queue
   with that delay instead of blocking a worker.
 * The artifact download does not follow GitHub's 302 with the client that holds the
-  token: the storage URL is fetched by a separate client with no credentials, and
-  neither the token nor the signed URL is ever logged.
+  token: the storage URL is fetched straight through the transport, with no credential
+  and no cookie, and neither the token nor the signed URL is ever logged.
 """
 
 from __future__ import annotations
@@ -251,7 +252,6 @@ class GitHubApp:
             self._transport if transport else _SharedTransport(_pools(max_connections), metrics)
         )
         self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._transport)
-        # The storage host of artifact downloads gets a client without any credential.
         self._bot_login: str | None = None
 
     def installation(self, installation_id: int) -> Installation:
@@ -322,7 +322,7 @@ class TokenSession:
     """Calls made with a plain token (a workflow's ``GITHUB_TOKEN``) instead of as the App.
 
     ``perfbot comment`` uses it so that the Actions-only path runs the App's own handler;
-    the storage host of artifact downloads still gets a client without any credential.
+    artifact downloads still reach the storage host without any credential.
     """
 
     def __init__(

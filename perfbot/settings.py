@@ -172,22 +172,19 @@ def _patterns(raw: str) -> tuple[str, ...]:
 
 
 def _workers(env: Mapping[str, str]) -> int:
-    raw = env.get("PERFBOT_WORKERS", "").strip()
-    if not raw:
-        return DEFAULT_WORKERS
-    if not raw.isdigit() or not 1 <= int(raw) <= 256:
-        raise SettingsError(f"PERFBOT_WORKERS must be a number from 1 to 256, got {raw[:20]!r}.")
-    return int(raw)
+    return _whole_number(env, "PERFBOT_WORKERS", DEFAULT_WORKERS, 256)
 
 
 def _processes(env: Mapping[str, str]) -> int:
-    raw = env.get("PERFBOT_PROCESSES", "").strip()
+    return _whole_number(env, "PERFBOT_PROCESSES", DEFAULT_PROCESSES, MAX_PROCESSES)
+
+
+def _whole_number(env: Mapping[str, str], name: str, default: int, highest: int) -> int:
+    raw = env.get(name, "").strip()
     if not raw:
-        return DEFAULT_PROCESSES
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PROCESSES:
-        raise SettingsError(
-            f"PERFBOT_PROCESSES must be a number from 1 to {MAX_PROCESSES}, got {raw[:20]!r}."
-        )
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= highest:
+        raise SettingsError(f"{name} must be a number from 1 to {highest}, got {raw[:20]!r}.")
     return int(raw)
 
 

@@ -43,7 +43,10 @@ def test_key_from_a_file_and_escaped_newlines(tmp_path: Path) -> None:
         ({"PERFBOT_PRIVATE_KEY": "hunter2"}, "not a PEM key"),
         ({"PERFBOT_PRIVATE_KEY_PATH": "/nonexistent/key.pem"}, "not both"),
         ({"PERFBOT_GITHUB_URL": "ftp://x"}, "http(s) URL"),
-        ({"PERFBOT_WORKERS": "0"}, "from 1 to 256"),
+        ({"PERFBOT_WORKERS": "0"}, "PERFBOT_WORKERS must be a number from 1 to 256"),
+        ({"PERFBOT_PROCESSES": "two"}, "PERFBOT_PROCESSES must be a number from 1 to 64"),
+        ({"PERFBOT_PROCESSES": "65"}, "PERFBOT_PROCESSES must be a number from 1 to 64"),
+        ({"PERFBOT_LEASE_SECONDS": "0.5"}, "PERFBOT_LEASE_SECONDS must be seconds"),
         ({"PERFBOT_DISABLED_REPOS": "justaname"}, "owner/repo or owner/*"),
     ],
 )
@@ -63,3 +66,8 @@ def test_disabled_repo_patterns() -> None:
     assert settings.repo_disabled("acme/anything")
     assert settings.repo_disabled("other/repo")
     assert not settings.repo_disabled("other/repo2")
+
+
+def test_processes_default_to_one_and_take_a_number() -> None:
+    assert Settings.from_env(BASE).processes == 1
+    assert Settings.from_env({**BASE, "PERFBOT_PROCESSES": "4"}).processes == 4

@@ -9,9 +9,8 @@ Times are UNIX seconds (float) passed in by the caller, so tests control the clo
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class JobStatus(enum.StrEnum):
@@ -47,35 +46,6 @@ class Job:
     created_at: float
     lease_owner: str
     lease_until: float
-
-
-def job_from_row(row: Sequence[Any]) -> Job:
-    """A Job from the columns both backends select, in this order: id, delivery_id, event,
-    payload, serial_key, installation_id, attempts, created_at, lease_owner, lease_until."""
-    (
-        job_id,
-        delivery_id,
-        event,
-        payload,
-        serial_key,
-        installation_id,
-        attempts,
-        created_at,
-        lease_owner,
-        lease_until,
-    ) = row
-    return Job(
-        id=job_id,
-        delivery_id=delivery_id,
-        event=event,
-        payload=payload,
-        serial_key=serial_key,
-        installation_id=installation_id,
-        attempts=attempts,
-        created_at=float(created_at),
-        lease_owner=lease_owner,
-        lease_until=float(lease_until),
-    )
 
 
 @dataclass(frozen=True, slots=True)

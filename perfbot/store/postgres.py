@@ -18,7 +18,15 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
 from perfbot.store._pg_migrations import migrate
-from perfbot.store.base import Job, JobStatus, NewJob, PullState, job_from_row
+from perfbot.store._rows import (
+    JOB_COLUMNS,
+    job_from_row,
+    pull_from_row,
+    pull_row,
+    select_pull,
+    upsert_pull,
+)
+from perfbot.store.base import Job, JobStatus, NewJob, PullState
 
 T = TypeVar("T")
 
@@ -33,10 +41,6 @@ CLOSE_TIMEOUT_SECONDS: Final = 5.0
 # second int4 is the key's hash. Bytes of "pbot".
 SERIAL_KEY_LOCK_SPACE: Final = 0x70626F74
 
-_JOB_COLUMNS: Final = (
-    "id, delivery_id, event, payload, serial_key, installation_id,"
-    " attempts, created_at, lease_owner, lease_until"
-)
 
 # A job of the same serial key, other than j, under a live lease.
 _KEY_BUSY: Final = """
@@ -80,7 +84,7 @@ _TAKE: Final = f"""
     SET status = 'running', lease_owner = %(owner)s, lease_until = %(until)s,
         attempts = j.attempts + 1
     WHERE j.id = %(id)s AND {_CLAIMABLE} AND NOT {_KEY_BUSY}
-    RETURNING {_JOB_COLUMNS}
+    RETURNING {JOB_COLUMNS}
 """
 
 # A delivery and its job in one statement, hence one transaction and one round trip: the job
@@ -101,27 +105,8 @@ _RECORD_WITH_JOB: Final = """
     SELECT count(*) FROM delivery
 """
 
-_PULL_COLUMNS: Final = (
-    "repo_id, number, comment_id, newest_head_sha, reported_head_sha, reported_run_id,"
-    " reported_run_attempt, report_body, rerun_requested_by, updated_at, check_run_id,"
-    " check_run_head_sha"
-)
-
-_SAVE_PULL: Final = f"""
-    INSERT INTO pulls ({_PULL_COLUMNS})
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-    ON CONFLICT (repo_id, number) DO UPDATE SET
-        comment_id = excluded.comment_id,
-        newest_head_sha = excluded.newest_head_sha,
-        reported_head_sha = excluded.reported_head_sha,
-        reported_run_id = excluded.reported_run_id,
-        reported_run_attempt = excluded.reported_run_attempt,
-        report_body = excluded.report_body,
-        rerun_requested_by = excluded.rerun_requested_by,
-        updated_at = excluded.updated_at,
-        check_run_id = excluded.check_run_id,
-        check_run_head_sha = excluded.check_run_head_sha
-"""
+_SELECT_PULL: Final = select_pull("%s")
+_SAVE_PULL: Final = upsert_pull("%s")
 
 
 class DatabaseUnavailable(PerfbotError, RuntimeError):
@@ -425,45 +410,11 @@ class PostgresStore:
     # Pull-request state --------------------------------------------------------------------------
 
     async def get_pull(self, repo_id: int, number: int) -> PullState | None:
-        row = await self._fetchone(
-            f"SELECT {_PULL_COLUMNS} FROM pulls WHERE repo_id = %s AND number = %s",
-            (repo_id, number),
-        )
-        if row is None:
-            return None
-        return PullState(
-            repo_id=row[0],
-            number=row[1],
-            comment_id=row[2],
-            newest_head_sha=row[3],
-            reported_head_sha=row[4],
-            reported_run_id=row[5],
-            reported_run_attempt=row[6],
-            report_body=row[7],
-            rerun_requested_by=row[8],
-            updated_at=float(row[9]),
-            check_run_id=row[10],
-            check_run_head_sha=row[11],
-        )
+        row = await self._fetchone(_SELECT_PULL, (repo_id, number))
+        return None if row is None else pull_from_row(row)
 
     async def save_pull(self, state: PullState) -> None:
-        await self._execute(
-            _SAVE_PULL,
-            (
-                state.repo_id,
-                state.number,
-                state.comment_id,
-                state.newest_head_sha,
-                state.reported_head_sha,
-                state.reported_run_id,
-                state.reported_run_attempt,
-                state.report_body,
-                state.rerun_requested_by,
-                state.updated_at,
-                state.check_run_id,
-                state.check_run_head_sha,
-            ),
-        )
+        await self._execute(_SAVE_PULL, pull_row(state))
 
     async def forget_repositories(self, repo_ids: list[int]) -> None:
         if not repo_ids:

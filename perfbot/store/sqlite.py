@@ -11,17 +11,21 @@ from contextlib import contextmanager
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from perfbot.store._migrations import migrate
-from perfbot.store.base import Job, JobStatus, NewJob, PullState, job_from_row
+from perfbot.store._rows import (
+    JOB_COLUMNS,
+    job_from_row,
+    pull_from_row,
+    pull_row,
+    select_pull,
+    upsert_pull,
+)
+from perfbot.store.base import Job, JobStatus, NewJob, PullState
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS: Final = 5000
 
-_JOB_COLUMNS: Final = (
-    "id, delivery_id, event, payload, serial_key, installation_id,"
-    " attempts, created_at, lease_owner, lease_until"
-)
 
 # A job of the same serial key, other than j, under a live lease.
 _KEY_BUSY: Final = """
@@ -53,14 +57,11 @@ _CLAIM: Final = f"""
     SET status = 'running', lease_owner = :owner, lease_until = :until,
         attempts = attempts + 1
     WHERE id = (SELECT id FROM candidate)
-    RETURNING {_JOB_COLUMNS}
+    RETURNING {JOB_COLUMNS}
 """
 
-_PULL_COLUMNS: Final = (
-    "repo_id, number, comment_id, newest_head_sha, reported_head_sha, reported_run_id,"
-    " reported_run_attempt, report_body, rerun_requested_by, updated_at, check_run_id,"
-    " check_run_head_sha"
-)
+_SELECT_PULL: Final = select_pull("?")
+_UPSERT_PULL: Final = upsert_pull("?")
 
 
 class SQLiteStore:
@@ -378,58 +379,13 @@ def _job_status(
 
 
 def _get_pull(conn: sqlite3.Connection, repo_id: int, number: int) -> PullState | None:
-    row = conn.execute(
-        f"SELECT {_PULL_COLUMNS} FROM pulls WHERE repo_id = ? AND number = ?",
-        (repo_id, number),
-    ).fetchone()
-    if row is None:
-        return None
-    return PullState(
-        repo_id=row[0],
-        number=row[1],
-        comment_id=row[2],
-        newest_head_sha=row[3],
-        reported_head_sha=row[4],
-        reported_run_id=row[5],
-        reported_run_attempt=row[6],
-        report_body=row[7],
-        rerun_requested_by=row[8],
-        updated_at=float(row[9]),
-        check_run_id=row[10],
-        check_run_head_sha=row[11],
-    )
+    row = conn.execute(_SELECT_PULL, (repo_id, number)).fetchone()
+    return None if row is None else pull_from_row(row)
 
 
 def _save_pull(conn: sqlite3.Connection, state: PullState) -> None:
     with _write(conn):
-        conn.execute(
-            f"INSERT INTO pulls ({_PULL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (repo_id, number) DO UPDATE SET"
-            " comment_id = excluded.comment_id,"
-            " newest_head_sha = excluded.newest_head_sha,"
-            " reported_head_sha = excluded.reported_head_sha,"
-            " reported_run_id = excluded.reported_run_id,"
-            " reported_run_attempt = excluded.reported_run_attempt,"
-            " report_body = excluded.report_body,"
-            " rerun_requested_by = excluded.rerun_requested_by,"
-            " updated_at = excluded.updated_at,"
-            " check_run_id = excluded.check_run_id,"
-            " check_run_head_sha = excluded.check_run_head_sha",
-            (
-                state.repo_id,
-                state.number,
-                state.comment_id,
-                state.newest_head_sha,
-                state.reported_head_sha,
-                state.reported_run_id,
-                state.reported_run_attempt,
-                state.report_body,
-                state.rerun_requested_by,
-                state.updated_at,
-                state.check_run_id,
-                state.check_run_head_sha,
-            ),
-        )
+        conn.execute(_UPSERT_PULL, pull_row(state))
 
 
 def _forget_repositories(conn: sqlite3.Connection, repo_ids: list[int]) -> None:

@@ -1,0 +1,75 @@
+"""What both backends share of their SQL: the columns of a pull request's state, and
+turning the rows they read back into Jobs and PullStates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any, Final
+
+from perfbot.store.base import Job, PullState
+
+# The columns of a job that ``job_from_row`` reads, in its order.
+JOB_COLUMNS: Final = (
+    "id, delivery_id, event, payload, serial_key, installation_id,"
+    " attempts, created_at, lease_owner, lease_until"
+)
+# The columns of the pulls table: PullState's fields, in their order.
+PULL_COLUMNS: Final = tuple(field.name for field in fields(PullState))
+_KEY: Final = ("repo_id", "number")
+
+
+def select_pull(placeholder: str) -> str:
+    """The query for one PR's state; ``placeholder`` is the driver's (``?`` or ``%s``)."""
+    return (
+        f"SELECT {', '.join(PULL_COLUMNS)} FROM pulls"
+        f" WHERE repo_id = {placeholder} AND number = {placeholder}"
+    )
+
+
+def upsert_pull(placeholder: str) -> str:
+    """The statement that inserts or replaces one PR's state (parameters: ``pull_row``)."""
+    updates = ", ".join(f"{name} = excluded.{name}" for name in PULL_COLUMNS if name not in _KEY)
+    return (
+        f"INSERT INTO pulls ({', '.join(PULL_COLUMNS)})"
+        f" VALUES ({', '.join([placeholder] * len(PULL_COLUMNS))})"
+        f" ON CONFLICT (repo_id, number) DO UPDATE SET {updates}"
+    )
+
+
+def pull_row(state: PullState) -> tuple[Any, ...]:
+    return tuple(getattr(state, name) for name in PULL_COLUMNS)
+
+
+def pull_from_row(row: Sequence[Any]) -> PullState:
+    values = dict(zip(PULL_COLUMNS, row, strict=True))
+    values["updated_at"] = float(values["updated_at"])  # PostgreSQL's numeric arrives Decimal
+    return PullState(**values)
+
+
+def job_from_row(row: Sequence[Any]) -> Job:
+    """A Job from a row of ``JOB_COLUMNS``."""
+    (
+        job_id,
+        delivery_id,
+        event,
+        payload,
+        serial_key,
+        installation_id,
+        attempts,
+        created_at,
+        lease_owner,
+        lease_until,
+    ) = row
+    return Job(
+        id=job_id,
+        delivery_id=delivery_id,
+        event=event,
+        payload=payload,
+        serial_key=serial_key,
+        installation_id=installation_id,
+        attempts=attempts,
+        created_at=float(created_at),
+        lease_owner=lease_owner,
+        lease_until=float(lease_until),
+    )
