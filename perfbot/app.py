@@ -1,4 +1,4 @@
-"""The web edge: verify, de-duplicate and enqueue deliveries, answer at once; health; metrics."""
+"""The web app: webhook ingest (``perfbot.ingest``), health and metrics, and the lifespan."""
 
 from __future__ import annotations
 
@@ -19,29 +19,17 @@ from starlette.routing import Route
 
 from perfbot import logs
 from perfbot.github import GitHubApp
+from perfbot.ingest import WebhookEndpoint
 from perfbot.metrics import Metrics
 from perfbot.redeliver import FIRST_SWEEP_DELAY_SECONDS, Redeliverer
 from perfbot.settings import Settings
 from perfbot.store import Store, open_store
-from perfbot.webhooks import (
-    MAX_BODY_BYTES,
-    PayloadTooLarge,
-    WebhookError,
-    job_for,
-    parse_delivery,
-    verify_signature,
-)
 from perfbot.worker import Worker
 
 log = logging.getLogger("perfbot.app")
 
 # Set by `perfbot serve` for the processes it starts when PERFBOT_PROCESSES > 1.
 LOG_LEVEL_VARIABLE = "PERFBOT_LOG_LEVEL"
-
-# The 202 answers, rendered once: every delivery gets one of these.
-_OUTCOME_BODIES = {
-    outcome: f'{{"status":"{outcome}"}}'.encode() for outcome in ("queued", "ignored", "duplicate")
-}
 
 
 @dataclass
@@ -121,8 +109,9 @@ def create_app(
             await github.close()
             await store.close()
 
-    async def webhook(request: Request) -> Response:
-        return await receive(request, holder["services"], clock)
+    def services_for_ingest() -> tuple[Settings, Store, Metrics, Callable[[], None]]:
+        services = holder["services"]
+        return services.settings, services.store, services.metrics, services.on_enqueue
 
     async def healthz(request: Request) -> Response:
         services = holder["services"]
@@ -136,7 +125,7 @@ def create_app(
 
     return Starlette(
         routes=[
-            Route("/webhook", webhook, methods=["POST"]),
+            Route("/webhook", WebhookEndpoint(services_for_ingest, clock), methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
         ],
@@ -152,51 +141,3 @@ def app_from_environment() -> Starlette:
     """
     logs.configure(os.environ.get(LOG_LEVEL_VARIABLE, "info"))
     return create_app(Settings.from_env())
-
-
-async def receive(request: Request, services: Services, clock: Callable[[], float]) -> Response:
-    """One delivery: 401 unsigned, 413 too big, 400 malformed, else 202 (or 200 for ping)."""
-    event = request.headers.get("x-github-event", "unknown")[:50]
-    try:
-        body = await _body(request)
-        verify_signature(
-            services.settings.webhook_secret, body, request.headers.get("x-hub-signature-256")
-        )
-        delivery = parse_delivery(request.headers, body)
-    except WebhookError as exc:
-        services.metrics.deliveries.labels(event, f"rejected_{exc.status}").inc()
-        log.warning(
-            "delivery rejected (%s): %s",
-            exc.status,
-            exc,
-            extra={"delivery": request.headers.get("x-github-delivery", "")[:100]},
-        )
-        return JSONResponse({"error": str(exc)}, status_code=exc.status)
-    if delivery.event == "ping":
-        services.metrics.deliveries.labels(event, "ping").inc()
-        return JSONResponse({"status": "pong"})
-    job = job_for(delivery)
-    repo = delivery.repository
-    if job is not None and repo is not None and services.settings.repo_disabled(repo):
-        job = None  # the operator denies the repository: not even a job to look at
-    fresh = await services.store.record_delivery(
-        delivery.id, delivery.event, delivery.action, job, clock()
-    )
-    outcome = "duplicate" if not fresh else "queued" if job is not None else "ignored"
-    services.metrics.deliveries.labels(event, outcome).inc()
-    if fresh and job is not None:
-        services.on_enqueue()
-    return Response(_OUTCOME_BODIES[outcome], status_code=202, media_type="application/json")
-
-
-async def _body(request: Request) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise PayloadTooLarge("the body is larger than GitHub's 25 MB payload limit")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise PayloadTooLarge("the body is larger than GitHub's 25 MB payload limit")
-        chunks.append(chunk)
-    return b"".join(chunks)

@@ -335,6 +335,32 @@ def test_oversized_body_is_refused(world: World, tmp_path: Path) -> None:
     assert response.status_code == 413
 
 
+def test_unsigned_requests_cannot_invent_metric_labels(world: World, tmp_path: Path) -> None:
+    # Anyone can reach the endpoint; every distinct label value would be a new time series.
+    with in_process_service(world, tmp_path / "db") as client:
+        for n in range(5):
+            headers = {"X-GitHub-Event": f"invented-{n}", "X-GitHub-Delivery": f"x{n}"}
+            assert client.post("/webhook", content=b"{}", headers=headers).status_code == 401
+        headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "y"}
+        assert client.post("/webhook", content=b"{}", headers=headers).status_code == 401
+        metrics = client.get("/metrics").text
+    assert "invented" not in metrics
+    assert 'perfbot_deliveries_total{event="other",outcome="rejected_401"} 5.0' in metrics
+    assert 'perfbot_deliveries_total{event="issue_comment",outcome="rejected_401"} 1.0' in metrics
+
+
+def test_a_body_sent_in_chunks_is_read_whole(world: World, tmp_path: Path) -> None:
+    pull = world.pull(7, HEAD)
+    body, headers = world.delivery(world.measured_run(pull, 1001))
+    pieces = [body[i : i + 1000] for i in range(0, len(body), 1000)]
+    with in_process_service(world, tmp_path / "db") as client:
+        chunked = {k: v for k, v in headers.items() if k.lower() != "content-length"}
+        response = client.post("/webhook", content=iter(pieces), headers=chunked)
+        assert response.json() == {"status": "queued"}
+        assert client.get("/webhook").status_code == 405
+        wait_until(lambda: len(world.bot_comments(7)) == 1)
+
+
 def post_run(
     client: httpx.Client, world: World, run: Run, action: str = "completed"
 ) -> httpx.Response:
