@@ -6,6 +6,7 @@ PostgreSQL in particular: test_postgres.py.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sqlite3
 import time
 from collections import Counter
@@ -23,6 +24,7 @@ from perfbot.store import (
     Store,
     open_store,
 )
+from perfbot.store import sqlite as sqlite_store
 from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
 
 NOW = 1_000.0
@@ -580,6 +582,39 @@ async def test_waiting_for_the_write_lock_leaves_the_loop_running(tmp_path: Path
         ticker.cancel()
         other_process.close()
         await store.close()
+
+
+async def test_deliveries_written_on_the_loop_are_checkpointed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loop's connection never checkpoints (that syncs the file): the thread must, or
+    # the WAL grows for as long as only deliveries arrive.
+    monkeypatch.setattr(sqlite_store, "CHECKPOINT_EVERY_COMMITS", 3)
+    path = str(tmp_path / "perfbot.db")
+    store = SQLiteStore(path)
+    await store.setup()
+    try:
+        for n in range(3):  # one transaction each: every call is its own loop turn
+            assert await store.record_delivery(f"d{n}", "push", None, new_job(), NOW)
+        await asyncio.sleep(0)  # the checkpoint task hands its work to the store's thread
+        await store.queue_depth(NOW)  # queued behind the checkpoint: it has run
+        # The database file alone, without its WAL: what a checkpoint has copied back.
+        shutil.copyfile(path, tmp_path / "main-file-only.db")
+    finally:
+        await store.close()
+
+    with sqlite3.connect(tmp_path / "main-file-only.db") as conn:
+        ids = {row[0] for row in conn.execute("SELECT id FROM deliveries")}
+    conn.close()
+    assert ids == {"d0", "d1", "d2"}
+
+
+async def test_a_closed_store_records_no_delivery(tmp_path: Path) -> None:
+    store = SQLiteStore(str(tmp_path / "perfbot.db"))
+    await store.setup()
+    await store.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.record_delivery("d1", "push", None, new_job(), NOW)
 
 
 @pytest.mark.parametrize(
