@@ -111,3 +111,48 @@ def test_slim_payload_keeps_the_pull_request_hints() -> None:
     run = Run.from_payload(json.loads(job.payload))
     assert run == Run.from_payload(body)
     assert run.hinted_pulls == (body["workflow_run"]["pull_requests"][0]["number"],)
+
+
+def pull_request_run() -> dict[str, object]:
+    body: dict[str, object] = json.loads(
+        payload_of("octokit-webhooks/workflow_run/completed.with-pull-requests.payload.json")
+    )
+    run = body["workflow_run"]
+    assert isinstance(run, dict)
+    run["event"] = "pull_request"
+    body["installation"] = {"id": 1, "node_id": "MDIz"}
+    return body
+
+
+def test_what_the_fast_parser_refuses_and_orjson_accepts_is_triaged_by_orjson() -> None:
+    plain = json.dumps(pull_request_run()).encode()
+    # 2**70: simdjson refuses integers beyond 64 bits; orjson reads it as a float.
+    unusual = plain[:-1] + b', "big": 1180591620717411303424}'
+    delivery = parse_delivery(headers("workflow_run"), unusual)
+    assert isinstance(delivery.payload, dict)  # orjson's answer
+    assert job_for(delivery) == job_for(parse_delivery(headers("workflow_run"), plain))
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [b'"huge": 1e400', b'"lone": "\\ud800"'],
+    ids=["number-beyond-a-double", "escaped-lone-surrogate"],
+)
+def test_what_both_parsers_refuse_is_not_json(extra: bytes) -> None:
+    plain = json.dumps(pull_request_run()).encode()
+    with pytest.raises(WebhookError, match="not JSON"):
+        parse_delivery(headers("workflow_run"), plain[:-1] + b", " + extra + b"}")
+
+
+def test_containers_where_scalars_belong_are_kept_as_plain_json() -> None:
+    body = pull_request_run()
+    run = body["workflow_run"]
+    assert isinstance(run, dict)
+    run["head_sha"] = {"not": ["a", "sha"]}
+    run["name"] = [1, {"two": 2}]
+    job = job_for(parse_delivery(headers("workflow_run"), json.dumps(body).encode()))
+    assert job is not None
+    kept = json.loads(job.payload)
+    assert kept["workflow_run"]["head_sha"] == {"not": ["a", "sha"]}
+    assert kept["workflow_run"]["name"] == [1, {"two": 2}]
+    assert kept["installation"] == {"id": 1, "node_id": "MDIz"}
