@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 from perfbot.github import GitHubError
@@ -22,7 +24,9 @@ class ConfigCache:
     """``.github/perfbot.yml`` of the default branch merged over the owner's defaults.
 
     Files are cached for ``ttl`` seconds: a burst of runs costs one read, and a change
-    to the configuration is seen within a minute.
+    to the configuration is seen within a minute. Jobs asking for a file that is being
+    read wait for that read rather than starting their own: after a restart, every
+    worker asks at once.
     """
 
     def __init__(
@@ -31,6 +35,7 @@ class ConfigCache:
         self._ttl = ttl
         self._clock = clock
         self._files: dict[tuple[str, str], tuple[float, str | None]] = {}
+        self._reading: dict[tuple[str, str], asyncio.Task[str | None]] = {}
 
     async def get(self, source: FileSource, owner: str, repo: str) -> ConfigResult:
         org_text = await self._file(source, owner, ORG_CONFIG_REPO)
@@ -48,6 +53,15 @@ class ConfigCache:
         cached = self._files.get(key)
         if cached is not None and cached[0] > self._clock():
             return cached[1]
+        reading = self._reading.get(key)
+        if reading is None:
+            reading = asyncio.get_running_loop().create_task(self._read(source, owner, repo))
+            self._reading[key] = reading
+            reading.add_done_callback(partial(self._read_done, key))
+        # Shielded: a waiting job that is cancelled does not cancel the others' read.
+        return await asyncio.shield(reading)
+
+    async def _read(self, source: FileSource, owner: str, repo: str) -> str | None:
         try:
             text = await source.get_file(owner, repo, CONFIG_PATH)
         except GitHubError as exc:
@@ -55,5 +69,10 @@ class ConfigCache:
                 raise
             # No access to the owner's .github repository (403) means no defaults there.
             text = None
-        self._files[key] = (self._clock() + self._ttl, text)
+        self._files[(owner.lower(), repo.lower())] = (self._clock() + self._ttl, text)
         return text
+
+    def _read_done(self, key: tuple[str, str], task: asyncio.Task[str | None]) -> None:
+        del self._reading[key]
+        if not task.cancelled():
+            task.exception()  # each waiter has it; retrieved here for when none is left

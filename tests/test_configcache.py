@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from perfbot.configcache import CONFIG_PATH, ConfigCache
 from perfbot.github import GitHubError, GitHubUnavailable
 
@@ -64,3 +66,41 @@ async def test_a_github_outage_is_not_mistaken_for_no_file() -> None:
     except GitHubUnavailable:
         return
     raise AssertionError("a retryable error must reach the job, which retries it")
+
+
+class SlowFiles(Files):
+    """Answers only once released: reads pile up behind the first."""
+
+    def __init__(self, files: dict[tuple[str, str], str], error: GitHubError | None = None):
+        super().__init__(files, error)
+        self.release = asyncio.Event()
+
+    async def get_file(self, owner: str, repo: str, path: str) -> str | None:
+        await self.release.wait()
+        return await super().get_file(owner, repo, path)
+
+
+async def test_jobs_asking_together_share_one_read() -> None:
+    cache = ConfigCache(ttl=60, clock=Clock())
+    files = SlowFiles({("acme", "widget"): "tolerance: 9\n"})
+    asking = [asyncio.create_task(cache.get(files, "acme", "widget")) for _ in range(20)]
+    await asyncio.sleep(0)
+    asking[0].cancel()  # one job gives up: the others still get the file
+    files.release.set()
+    results = await asyncio.gather(*asking[1:])
+    assert {r.config.tolerance for r in results} == {9}
+    assert sorted(files.reads) == [("acme", ".github"), ("acme", "widget")]
+
+
+async def test_a_shared_read_that_fails_fails_each_waiter_and_is_tried_again() -> None:
+    cache = ConfigCache(ttl=60, clock=Clock())
+    files = SlowFiles({}, error=GitHubUnavailable("GitHub answered 502", 502))
+    asking = [asyncio.create_task(cache.get(files, "acme", "widget")) for _ in range(5)]
+    await asyncio.sleep(0)
+    files.release.set()
+    results = await asyncio.gather(*asking, return_exceptions=True)
+    assert all(isinstance(r, GitHubUnavailable) for r in results)
+    assert files.reads == [("acme", ".github")]
+    files.error = None
+    await cache.get(files, "acme", "widget")
+    assert len(files.reads) == 3
