@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -253,18 +254,27 @@ class GitHubApp:
         )
         self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._transport)
         self._bot_login: str | None = None
+        self._bot_login_lock = asyncio.Lock()
+        self._token_gates: dict[int, TokenGate] = {}
 
     def installation(self, installation_id: int) -> Installation:
         auth = self._github.auth.as_installation(installation_id)
-        return Installation(self._github.with_auth(auth), self._storage_transport, self.app_id)
+        gate = self._token_gates.get(installation_id)
+        if gate is None:
+            gate = self._token_gates[installation_id] = TokenGate()
+        return Installation(
+            self._github.with_auth(auth), self._storage_transport, self.app_id, gate
+        )
 
     async def bot_login(self) -> str:
         """``<slug>[bot]``, the login of the App's comments (asked once, then cached)."""
         if self._bot_login is None:
-            response = await _call("GET", self._github.rest.apps.async_get_authenticated)
-            app = response.parsed_data
-            slug = app.slug if app is not None and app.slug else str(self.app_id)
-            self._bot_login = f"{slug}[bot]"
+            async with self._bot_login_lock:  # one request, however many jobs ask at once
+                if self._bot_login is None:
+                    response = await _call("GET", self._github.rest.apps.async_get_authenticated)
+                    app = response.parsed_data
+                    slug = app.slug if app is not None and app.slug else str(self.app_id)
+                    self._bot_login = f"{slug}[bot]"
         return self._bot_login
 
     async def list_hook_deliveries(self, since: float, max_pages: int) -> list[HookDelivery]:
@@ -338,15 +348,62 @@ class TokenSession:
         await self._transport.close()
 
 
+class TokenGate:
+    """Lets an installation's calls wait while one of them fetches its token.
+
+    githubkit exchanges the App's JWT for an installation token on the first call that
+    finds none cached, and so does every call that starts before that token arrives:
+    after a restart, 64 workers meant 64 JWT signatures and 64 token exchanges for one
+    installation. Until a call has gone through, calls pass one at a time; after that,
+    for ``open_seconds`` (tokens live an hour), all together.
+    """
+
+    def __init__(
+        self, open_seconds: float = 30 * 60, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._open_seconds = open_seconds
+        self._clock = clock
+        self._open_until = float("-inf")
+        self._lock = asyncio.Lock()
+
+    async def call(self, send: Callable[[], Awaitable[T]]) -> T:
+        if self._clock() >= self._open_until:
+            async with self._lock:
+                if self._clock() >= self._open_until:
+                    try:
+                        result = await send()
+                    except (GitHubUnavailable, RateLimited):
+                        raise  # no answer, or not now: the next call goes alone again
+                    except GitHubError:
+                        self._open()  # GitHub answered: the token exchange is settled
+                        raise
+                    self._open()
+                    return result
+        return await send()
+
+    def _open(self) -> None:
+        self._open_until = self._clock() + self._open_seconds
+
+
 class Installation:
     """The calls perfbot makes on behalf of one installation."""
 
     def __init__(
-        self, github: GitHub[Any], storage: httpx.AsyncBaseTransport, app_id: int | None
+        self,
+        github: GitHub[Any],
+        storage: httpx.AsyncBaseTransport,
+        app_id: int | None,
+        token_gate: TokenGate | None = None,
     ) -> None:
         self._gh = github
         self._storage = storage
         self.app_id = app_id
+        self._token_gate = token_gate
+
+    async def _call(self, method: str, send: Callable[[], Awaitable[T]]) -> T:
+        if self._token_gate is None:
+            return await _call(method, send)
+        return await self._token_gate.call(lambda: _call(method, send))
 
     async def __aenter__(self) -> Installation:
         """One HTTP client for all the calls of a job, instead of one per call."""
@@ -358,7 +415,7 @@ class Installation:
 
     async def list_run_artifacts(self, owner: str, repo: str, run_id: int) -> list[ArtifactInfo]:
         async def page(number: int) -> list[models.Artifact]:
-            response = await _call(
+            response = await self._call(
                 "GET",
                 partial(
                     self._gh.rest.actions.async_list_workflow_run_artifacts,
@@ -380,7 +437,7 @@ class Installation:
         """The artifact's zip, refusing more than ``max_bytes``; raises ArtifactGone."""
         url = f"/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/zip"
         try:
-            response = await _call("GET", lambda: self._gh.arequest("GET", url))
+            response = await self._call("GET", lambda: self._gh.arequest("GET", url))
         except GitHubError as exc:
             if exc.status in (404, 410):
                 raise ArtifactGone(f"artifact {artifact_id} is gone ({exc.status})") from None
@@ -427,7 +484,7 @@ class Installation:
 
     async def get_pull(self, owner: str, repo: str, number: int) -> PullInfo | None:
         try:
-            response = await _call(
+            response = await self._call(
                 "GET", lambda: self._gh.rest.pulls.async_get(owner, repo, number)
             )
         except GitHubError as exc:
@@ -437,7 +494,7 @@ class Installation:
         return _pull(response.parsed_data)
 
     async def pulls_for_commit(self, owner: str, repo: str, sha: str) -> list[PullInfo]:
-        response = await _call(
+        response = await self._call(
             "GET",
             lambda: self._gh.rest.repos.async_list_pull_requests_associated_with_commit(
                 owner, repo, sha, per_page=100
@@ -447,7 +504,7 @@ class Installation:
 
     async def list_comments(self, owner: str, repo: str, number: int) -> list[CommentInfo]:
         async def page(page_number: int) -> list[models.IssueComment]:
-            response = await _call(
+            response = await self._call(
                 "GET",
                 partial(
                     self._gh.rest.issues.async_list_comments,
@@ -464,7 +521,7 @@ class Installation:
         return [_comment(c) for c in await _all_pages(page, max_pages=50)]
 
     async def create_comment(self, owner: str, repo: str, number: int, body: str) -> CommentInfo:
-        response = await _call(
+        response = await self._call(
             "POST",
             lambda: self._gh.rest.issues.async_create_comment(owner, repo, number, body=body),
         )
@@ -475,7 +532,7 @@ class Installation:
     ) -> CommentInfo | None:
         """The edited comment, or None when it no longer exists."""
         try:
-            response = await _call(
+            response = await self._call(
                 "PATCH",
                 lambda: self._gh.rest.issues.async_update_comment(
                     owner, repo, comment_id, body=body
@@ -489,7 +546,7 @@ class Installation:
 
     async def add_reaction(self, owner: str, repo: str, comment_id: int, content: Reaction) -> None:
         """React to an issue comment (``eyes``, ``rocket``, ``confused``…); idempotent."""
-        await _call(
+        await self._call(
             "POST",
             lambda: self._gh.rest.reactions.async_create_for_issue_comment(
                 owner, repo, comment_id, content=content
@@ -499,7 +556,7 @@ class Installation:
     async def collaborator_role(self, owner: str, repo: str, username: str) -> str:
         """The user's role in ``ROLES`` (a custom role counts as its base permission)."""
         try:
-            response = await _call(
+            response = await self._call(
                 "GET",
                 lambda: self._gh.rest.repos.async_get_collaborator_permission_level(
                     owner, repo, username
@@ -517,7 +574,7 @@ class Installation:
 
     async def get_run_json(self, owner: str, repo: str, run_id: int) -> dict[str, Any]:
         """One workflow run as GitHub sends it (the ``workflow_run`` of a delivery)."""
-        response = await _call(
+        response = await self._call(
             "GET", partial(self._gh.rest.actions.async_get_workflow_run, owner, repo, run_id)
         )
         try:
@@ -532,7 +589,7 @@ class Installation:
         """The ``pull_request`` workflow runs of ``head_sha``, newest first."""
 
         async def page(number: int) -> list[models.WorkflowRun]:
-            response = await _call(
+            response = await self._call(
                 "GET",
                 partial(
                     self._gh.rest.actions.async_list_workflow_runs_for_repo,
@@ -560,7 +617,7 @@ class Installation:
         ]
 
     async def rerun_workflow_run(self, owner: str, repo: str, run_id: int) -> None:
-        await _call(
+        await self._call(
             "POST", lambda: self._gh.rest.actions.async_re_run_workflow(owner, repo, run_id)
         )
 
@@ -583,7 +640,7 @@ class Installation:
         title, summary = title[:1000] or name, summary[:CHECK_RUN_TEXT_LIMIT]
         if check_run_id is not None:
             try:
-                response = await _call(
+                response = await self._call(
                     "PATCH",
                     lambda: self._gh.rest.checks.async_update(
                         owner,
@@ -598,7 +655,7 @@ class Installation:
             except GitHubError as exc:
                 if exc.status != 404:
                     raise
-        created = await _call(
+        created = await self._call(
             "POST",
             lambda: self._gh.rest.checks.async_create(
                 owner,
@@ -615,7 +672,7 @@ class Installation:
     async def get_file(self, owner: str, repo: str, path: str) -> str | None:
         """A text file of the default branch, or None when it does not exist."""
         try:
-            response = await _call(
+            response = await self._call(
                 "GET", lambda: self._gh.rest.repos.async_get_content(owner, repo, path)
             )
         except GitHubError as exc:

@@ -287,6 +287,24 @@ def test_concurrent_runs_for_one_pr_leave_one_comment(world: World, tmp_path: Pa
     assert len(world.bot_comments(7)) == 1
 
 
+def test_a_burst_after_start_up_shares_one_token_and_one_read_of_each_file(
+    world: World, tmp_path: Path
+) -> None:
+    # Every worker starts a job at once: the token, the App's login and the two
+    # configuration files must each be fetched once, not once per worker.
+    runs = [world.measured_run(world.pull(n, f"{n:040x}"), 3000 + n) for n in range(1, 13)]
+    world.fake.latency = 0.2  # the jobs overlap: each call takes longer than all the posts
+    with in_process_service(world, tmp_path / "db", PERFBOT_WORKERS="12") as client:
+        for run in runs:
+            post_run(client, world, run)
+        wait_until(lambda: all(len(world.bot_comments(n)) == 1 for n in range(1, 13)), 30)
+    paths = [r.path for r in world.fake.requests]
+    assert len(world.fake.tokens) == 1
+    assert sum(p.endswith("/access_tokens") for p in paths) == 1
+    assert paths.count("/app") == 1
+    assert sum(p.endswith("/contents/.github/perfbot.yml") for p in paths) == 2
+
+
 def test_disabled_repository_gets_no_write(tmp_path: Path) -> None:
     world = World.create(files={".github/perfbot.yml": "enabled: false\n"})
     pull = world.pull(7, HEAD)
