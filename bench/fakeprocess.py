@@ -22,11 +22,12 @@ class Setup:
     api_url: str
     private_key: str  # the key the fake trusts as the App's
     deliveries: list[tuple[bytes, dict[str, str]]]  # signed workflow_run deliveries
+    warmup: list[tuple[bytes, dict[str, str]]]  # the same, for PRs of their own
     fake_pid: int
 
 
 @contextmanager
-def fake_github(events: int, latency: float, tmp: Path) -> Iterator[Setup]:
+def fake_github(events: int, latency: float, tmp: Path, warmup: int = 0) -> Iterator[Setup]:
     """bench/fakeserver.py as a process (stopped by its PID), and the setup it wrote."""
     setup_file = tmp / "setup.json"
     process = subprocess.Popen(
@@ -37,6 +38,8 @@ def fake_github(events: int, latency: float, tmp: Path) -> Iterator[Setup]:
             str(events),
             "--latency",
             str(latency),
+            "--warmup",
+            str(warmup),
             "--out",
             str(setup_file),
         ]
@@ -51,6 +54,7 @@ def fake_github(events: int, latency: float, tmp: Path) -> Iterator[Setup]:
             api_url=setup["api_url"],
             private_key=setup["private_key"],
             deliveries=[(d["body"].encode(), d["headers"]) for d in setup["deliveries"]],
+            warmup=[(d["body"].encode(), d["headers"]) for d in setup["warmup"]],
             fake_pid=process.pid,
         )
     finally:

@@ -3,7 +3,8 @@
 It builds N pull requests with one finished measurement run each, writes the signed
 deliveries of those runs to a file, and serves the API, the artifact storage and a small
 control route (``GET /__bench/commented`` → how many of the PRs have perfbot's comment,
-``GET /__bench/calls`` → rate-limited API calls so far) on 127.0.0.1.
+``GET /__bench/warmed`` → the same for the warm-up PRs, ``GET /__bench/calls`` →
+rate-limited API calls so far) on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -30,19 +31,26 @@ from tests.harness import World
 FIRST_PULL = 100
 
 
-def build(world: World, events: int) -> list[dict[str, Any]]:
+def build(world: World, events: int, first: int = FIRST_PULL) -> list[dict[str, Any]]:
+    """Signed deliveries of one finished run each for PRs ``first`` .. ``first + events - 1``."""
     deliveries: list[dict[str, Any]] = []
-    for n in range(events):
+    for n in range(first - FIRST_PULL, first - FIRST_PULL + events):
         pull = world.pull(FIRST_PULL + n, f"{n:040x}")
         body, headers = world.delivery(world.measured_run(pull, 5000 + n))
         deliveries.append({"body": body.decode(), "headers": headers})
     return deliveries
 
 
-def control_app(world: World, events: int) -> Starlette:
+def control_app(world: World, events: int, warmup: int) -> Starlette:
+    def count(first: int, number: int) -> int:
+        pulls = range(first, first + number)
+        return sum(1 for n in pulls if world.fake.bot_comments(world.repo, n))
+
     async def commented(request: Request) -> JSONResponse:
-        count = sum(1 for n in range(events) if world.fake.bot_comments(world.repo, FIRST_PULL + n))
-        return JSONResponse({"commented": count})
+        return JSONResponse({"commented": count(FIRST_PULL, events)})
+
+    async def warmed(request: Request) -> JSONResponse:
+        return JSONResponse({"commented": count(FIRST_PULL + events, warmup)})
 
     async def calls(request: Request) -> JSONResponse:
         return JSONResponse({"calls": len(world.fake.rate_limited_calls())})
@@ -50,6 +58,7 @@ def control_app(world: World, events: int) -> Starlette:
     return Starlette(
         routes=[
             Route("/__bench/commented", commented),
+            Route("/__bench/warmed", warmed),
             Route("/__bench/calls", calls),
             Mount("/", app=world.fake.api_app),
         ]
@@ -72,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, required=True)
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--warmup", type=int, default=0, help="extra runs, for PRs of their own")
     parser.add_argument("--out", type=Path, required=True, help="where to write the setup")
     args = parser.parse_args()
 
@@ -88,17 +98,19 @@ def main() -> None:
     world = World.create()
     world.fake.api_url, world.fake.storage_url = api_url, storage_url
     world.fake.latency = args.latency
-    deliveries = build(world, args.events)
     setup = {
         "api_url": api_url,
         "private_key": rsa_keypair().private_pem,  # the key this fake trusts
-        "deliveries": deliveries,
+        "deliveries": build(world, args.events),
+        "warmup": build(world, args.warmup, first=FIRST_PULL + args.events),
     }
     # Written aside, then renamed: the reader never sees half a file.
     partial = args.out.with_name(args.out.name + ".partial")
     partial.write_text(json.dumps(setup))
     partial.rename(args.out)
-    asyncio.run(serve([control_app(world, args.events), world.fake.storage_app], sockets))
+    asyncio.run(
+        serve([control_app(world, args.events, args.warmup), world.fake.storage_app], sockets)
+    )
 
 
 if __name__ == "__main__":
