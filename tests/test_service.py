@@ -305,6 +305,37 @@ def test_a_burst_after_start_up_shares_one_token_and_one_read_of_each_file(
     assert sum(p.endswith("/contents/.github/perfbot.yml") for p in paths) == 2
 
 
+def test_the_report_is_downloaded_while_the_pull_request_is_proven(
+    world: World, tmp_path: Path
+) -> None:
+    pull = world.pull(7, HEAD)
+    world.fake.hang_next(1, 5.0, path_contains="/pulls/7")
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, world.measured_run(pull, 1001))
+
+        def downloading_during_the_proof() -> bool:
+            proof = [r for r in world.fake.requests if r.path.endswith("/pulls/7")]
+            download = [r for r in world.fake.requests if r.path.endswith("/zip")]
+            return bool(proof and download) and proof[0].status == 0  # still unanswered
+
+        wait_until(downloading_during_the_proof, 4, "the download during the proof")
+        wait_until(lambda: len(world.bot_comments(7)) == 1, 20, "the comment")
+
+
+def test_a_pull_request_that_is_not_proven_gets_nothing_though_its_report_was_fetched(
+    world: World, tmp_path: Path
+) -> None:
+    closed = world.fake.add_pull(world.repo, 7, HEAD, "feature", state="closed")
+    world.pull(8, "c" * 40)
+    run = world.measured_run(closed, 1001, hint=8)  # names a PR it does not belong to
+    world.fake.hang_next(1, 1.0, path_contains="/zip")  # the proof fails mid-download
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, run)
+        wait_idle(client.get)
+        time.sleep(1.2)  # past the hang: an abandoned download must not post either
+    assert world.fake.write_calls() == []
+
+
 def test_disabled_repository_gets_no_write(tmp_path: Path) -> None:
     world = World.create(files={".github/perfbot.yml": "enabled: false\n"})
     pull = world.pull(7, HEAD)

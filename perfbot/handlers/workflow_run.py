@@ -150,23 +150,19 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
     if report is None:
         ctx.log.info("no usable %r artifact on run %s", config.config.report_artifact, run.id)
         return
-    if len(run.hinted_pulls) == 1:
-        # GitHub itself names exactly one PR of this repository: no need to download the
-        # run's (untrusted) PR-number artifact; the proof below checks the PR either way.
-        hint: int | None = run.hinted_pulls[0]
-    else:
-        artifact = _newest(artifacts, config.config.pr_number_artifact, run.id)
-        hint = await _pull_hint(ctx, run, artifact)
-    proof = await prove_pull(inst, run.owner, run.name, run.identity, hint)
-    ctx.log.info("%s", proof.reason)
-    if proof.pull is None:
-        return
-    pull = proof.pull
-    if config.config.mutes(pull.labels):
-        ctx.log.info("ignored: PR %s carries the mute label", pull.number)
+    # The report is downloaded while the PR is proven: neither needs the other, and
+    # nothing is posted before the proof. A comment then waits for one round trip less.
+    reading = asyncio.ensure_future(_read_report_or_error(ctx, run, report))
+    try:
+        pull = await _proven_pull(ctx, run, artifacts, config)
+    except BaseException:
+        _abandon(reading)
+        raise
+    if pull is None:
+        _abandon(reading)
         return
     proved_at = ctx.now()
-    result = await _report_body(ctx, run, pull, report, config)
+    result = await _report_body(ctx, run, pull, await reading, config)
     async with ctx.pull_lock(run.repo_id, pull.number):
         state = await ctx.store.get_pull(run.repo_id, pull.number)
         if state is not None and _superseded(state, run, proved_at):
@@ -200,6 +196,35 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
             await ctx.store.save_pull(
                 replace(state, check_run_id=check_id, check_run_head_sha=run.head_sha)
             )
+
+
+async def _proven_pull(
+    ctx: JobContext, run: Run, artifacts: list[ArtifactInfo], config: ConfigResult
+) -> PullInfo | None:
+    """The run's PR once proven, or None (not proven, or muted by its label)."""
+    if len(run.hinted_pulls) == 1:
+        # GitHub itself names exactly one PR of this repository: no need to download the
+        # run's (untrusted) PR-number artifact; the proof checks the PR either way.
+        hint: int | None = run.hinted_pulls[0]
+    else:
+        artifact = _newest(artifacts, config.config.pr_number_artifact, run.id)
+        hint = await _pull_hint(ctx, run, artifact)
+    proof = await prove_pull(ctx.installation, run.owner, run.name, run.identity, hint)
+    ctx.log.info("%s", proof.reason)
+    pull = proof.pull
+    if pull is not None and config.config.mutes(pull.labels):
+        ctx.log.info("ignored: PR %s carries the mute label", pull.number)
+        return None
+    return pull
+
+
+def _abandon(task: asyncio.Future[Any]) -> None:
+    """Stop a download nobody needs any more.
+
+    Not awaited: waiting for it could swallow a cancellation of the job itself.
+    """
+    task.cancel()
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 def _superseded(state: PullState, run: Run, proved_at: float) -> bool:
@@ -307,7 +332,11 @@ async def _pull_hint(ctx: JobContext, run: Run, artifact: ArtifactInfo | None) -
 
 
 async def _report_body(
-    ctx: JobContext, run: Run, pull: PullInfo, artifact: ArtifactInfo, config: ConfigResult
+    ctx: JobContext,
+    run: Run,
+    pull: PullInfo,
+    contents: ArtifactContents | ArtifactError | ArtifactGone,
+    config: ConfigResult,
 ) -> Report:
     context = RenderContext(
         head_sha=run.head_sha,
@@ -321,11 +350,9 @@ async def _report_body(
         advisory=not config.config.fail_on_regression,
         limit=GITHUB_BODY_LIMIT - NOTICE_RESERVE,
     )
-    try:
-        contents = await _read_report(ctx, run, artifact)
-    except (ArtifactError, ArtifactGone) as exc:
-        ctx.log.info("report artifact unreadable: %s", exc)
-        body = render_error(f"The report artifact could not be read: {exc}", context)
+    if isinstance(contents, ArtifactError | ArtifactGone):
+        ctx.log.info("report artifact unreadable: %s", contents)
+        body = render_error(f"The report artifact could not be read: {contents}", context)
         return Report(body, "the report artifact could not be read", "neutral")
     # Parsing, comparing and rendering a big report takes seconds of CPU: off the event loop,
     # so that webhooks are still answered (within GitHub's 10 s) and other jobs still run.
@@ -352,6 +379,17 @@ def _compare_and_render(
     elif not comparison.summary()[Verdict.REGRESSED]:
         conclusion = "success"
     return Report(render(comparison, context), headline(comparison), conclusion)
+
+
+async def _read_report_or_error(
+    ctx: JobContext, run: Run, artifact: ArtifactInfo
+) -> ArtifactContents | ArtifactError | ArtifactGone:
+    """The report's files, or why they could not be read (shown in the comment); other
+    errors (GitHub unavailable, say) are raised for the job to be retried."""
+    try:
+        return await _read_report(ctx, run, artifact)
+    except (ArtifactError, ArtifactGone) as exc:
+        return exc
 
 
 async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> ArtifactContents:
