@@ -354,8 +354,10 @@ class TokenGate:
     githubkit exchanges the App's JWT for an installation token on the first call that
     finds none cached, and so does every call that starts before that token arrives:
     after a restart, 64 workers meant 64 JWT signatures and 64 token exchanges for one
-    installation. Until a call has gone through, calls pass one at a time; after that,
-    for ``open_seconds`` (tokens live an hour), all together.
+    installation. Here the first call goes alone and the others start once it has ended,
+    however it ended: a failure leaves them to try for themselves, as they would have
+    anyway, rather than queue one by one behind a GitHub that does not answer. The gate
+    stays open for ``open_seconds`` (tokens live an hour).
     """
 
     def __init__(
@@ -371,18 +373,10 @@ class TokenGate:
             async with self._lock:
                 if self._clock() >= self._open_until:
                     try:
-                        result = await send()
-                    except (GitHubUnavailable, RateLimited):
-                        raise  # no answer, or not now: the next call goes alone again
-                    except GitHubError:
-                        self._open()  # GitHub answered: the token exchange is settled
-                        raise
-                    self._open()
-                    return result
+                        return await send()
+                    finally:
+                        self._open_until = self._clock() + self._open_seconds
         return await send()
-
-    def _open(self) -> None:
-        self._open_until = self._clock() + self._open_seconds
 
 
 class Installation:

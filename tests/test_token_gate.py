@@ -48,32 +48,27 @@ async def test_the_first_call_goes_alone_then_all_go_together() -> None:
 
 @pytest.mark.parametrize(
     "error",
-    [GitHubUnavailable("GitHub answered 502", 502), RateLimited("GitHub rate limit", 60)],
-    ids=["unavailable", "rate-limited"],
+    [
+        GitHubUnavailable("GitHub answered 502", 502),
+        RateLimited("GitHub rate limit", 60),
+        GitHubError("GitHub answered 404", 404),
+    ],
+    ids=["unavailable", "rate-limited", "not-found"],
 )
-async def test_a_first_call_without_an_answer_keeps_the_gate_closed(error: GitHubError) -> None:
-    gate, calls = TokenGate(), Calls()
-    calls.release.set()
+async def test_after_a_failed_first_call_the_others_go_together(error: GitHubError) -> None:
+    # Not one by one: behind a GitHub that does not answer, each would wait its timeout.
+    gate, first_call, others = TokenGate(), Calls(), Calls()
+    first = asyncio.create_task(gate.call(lambda: first_call.call(error)))
+    await asyncio.sleep(0.01)
+    waiting = [asyncio.create_task(gate.call(others.call)) for _ in range(3)]
+    await asyncio.sleep(0.01)
+    assert others.running == 0  # waiting for the first call
+    first_call.release.set()
     with pytest.raises(type(error)):
-        await gate.call(lambda: calls.call(error))
-    calls.release.clear()
-    waiting = [asyncio.create_task(gate.call(calls.call)) for _ in range(3)]
+        await first
     await asyncio.sleep(0.01)
-    assert calls.running == 1
-    calls.release.set()
-    await asyncio.gather(*waiting)
-
-
-async def test_an_error_answer_settles_the_token_and_opens_the_gate() -> None:
-    gate, calls = TokenGate(), Calls()
-    calls.release.set()
-    with pytest.raises(GitHubError):
-        await gate.call(lambda: calls.call(GitHubError("GitHub answered 404", 404)))
-    calls.release.clear()
-    waiting = [asyncio.create_task(gate.call(calls.call)) for _ in range(3)]
-    await asyncio.sleep(0.01)
-    assert calls.running == 3
-    calls.release.set()
+    assert others.running == 3
+    others.release.set()
     await asyncio.gather(*waiting)
 
 
