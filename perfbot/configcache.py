@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Callable
 from functools import partial
@@ -55,7 +56,11 @@ class ConfigCache:
             return cached[1]
         reading = self._reading.get(key)
         if reading is None:
-            reading = asyncio.get_running_loop().create_task(self._read(source, owner, repo))
+            # A context of its own: the caller's holds the HTTP client of its job, which
+            # closes when that job ends or is cancelled, maybe before this read is done.
+            reading = asyncio.get_running_loop().create_task(
+                self._read(source, owner, repo), context=contextvars.Context()
+            )
             self._reading[key] = reading
             reading.add_done_callback(partial(self._read_done, key))
         # Shielded: a waiting job that is cancelled does not cancel the others' read.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -254,7 +255,7 @@ class GitHubApp:
         )
         self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._transport)
         self._bot_login: str | None = None
-        self._bot_login_lock = asyncio.Lock()
+        self._bot_login_task: asyncio.Task[str] | None = None
         self._token_gates: dict[int, TokenGate] = {}
 
     def installation(self, installation_id: int) -> Installation:
@@ -267,15 +268,34 @@ class GitHubApp:
         )
 
     async def bot_login(self) -> str:
-        """``<slug>[bot]``, the login of the App's comments (asked once, then cached)."""
-        if self._bot_login is None:
-            async with self._bot_login_lock:  # one request, however many jobs ask at once
-                if self._bot_login is None:
-                    response = await _call("GET", self._github.rest.apps.async_get_authenticated)
-                    app = response.parsed_data
-                    slug = app.slug if app is not None and app.slug else str(self.app_id)
-                    self._bot_login = f"{slug}[bot]"
+        """``<slug>[bot]``, the login of the App's comments (asked once, then cached).
+
+        Jobs asking together share one request, and its failure: they don't queue up to
+        ask one after another behind a GitHub that does not answer.
+        """
+        if self._bot_login is not None:
+            return self._bot_login
+        if self._bot_login_task is None:
+            # A context of its own: the caller's holds the HTTP client of its job, which
+            # closes when that job ends, maybe before this request is done.
+            task = asyncio.get_running_loop().create_task(
+                self._ask_bot_login(), context=contextvars.Context()
+            )
+            self._bot_login_task = task
+            task.add_done_callback(self._bot_login_asked)
+        return await asyncio.shield(self._bot_login_task)
+
+    async def _ask_bot_login(self) -> str:
+        response = await _call("GET", self._github.rest.apps.async_get_authenticated)
+        app = response.parsed_data
+        slug = app.slug if app is not None and app.slug else str(self.app_id)
+        self._bot_login = f"{slug}[bot]"
         return self._bot_login
+
+    def _bot_login_asked(self, task: asyncio.Task[str]) -> None:
+        self._bot_login_task = None  # after a failure, the next job asks again
+        if not task.cancelled():
+            task.exception()  # each waiter has it; retrieved here for when none is left
 
     async def list_hook_deliveries(self, since: float, max_pages: int) -> list[HookDelivery]:
         """The App webhook's delivery attempts since ``since`` (UNIX seconds), newest first.
@@ -357,7 +377,9 @@ class TokenGate:
     installation. Here the first call goes alone and the others start once it has ended,
     however it ended: a failure leaves them to try for themselves, as they would have
     anyway, rather than queue one by one behind a GitHub that does not answer. The gate
-    stays open for ``open_seconds`` (tokens live an hour).
+    stays open for ``open_seconds`` (tokens live an hour). It knows nothing of the
+    token's own expiry: when githubkit renews a token while the gate is open, the calls
+    in flight then may each ask for one, at most once an hour.
     """
 
     def __init__(

@@ -1,12 +1,23 @@
-"""An installation's calls wait while the first one fetches its token, then run together."""
+"""Requests several jobs would make at once are made once: the token, the App's login, a file."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
-from perfbot.github import GitHubError, GitHubUnavailable, RateLimited, TokenGate
+from perfbot.configcache import ConfigCache
+from perfbot.github import (
+    GET_RETRIES,
+    GitHubApp,
+    GitHubError,
+    GitHubUnavailable,
+    RateLimited,
+    TokenGate,
+)
+from tests.fakegithub import rsa_keypair
+from tests.harness import INSTALLATION, World
 
 
 class Calls:
@@ -84,3 +95,50 @@ async def test_the_gate_closes_again_when_the_token_may_have_expired() -> None:
     assert calls.running == 1
     calls.release.set()
     await asyncio.gather(*waiting)
+
+
+def app_on(world: World) -> GitHubApp:
+    return GitHubApp(
+        4242, rsa_keypair().private_pem, world.fake.api_url, transport=world.fake.transport()
+    )
+
+
+async def test_jobs_asking_for_the_bot_login_together_share_one_request_and_its_failure() -> None:
+    world = World.create()
+    app = app_on(world)
+    try:
+        world.fake.fail_next(GET_RETRIES + 1, 502, path_contains="/app")
+        results = await asyncio.gather(*(app.bot_login() for _ in range(6)), return_exceptions=True)
+        assert all(isinstance(r, GitHubUnavailable) for r in results)
+        asking = sum(r.path == "/app" for r in world.fake.requests)
+        assert asking == GET_RETRIES + 1  # one request and its retries, not one per job
+        assert await app.bot_login() == "perfbot-test[bot]"  # a failure is not remembered
+    finally:
+        await app.close()
+
+
+async def test_a_shared_read_outlives_the_job_that_started_it(tmp_path: Path) -> None:
+    # The read runs in a context of its own: cancelling the job that started it (its
+    # lease was lost) closes that job's HTTP client, not the read's.
+    world = World.create(files={".github/perfbot.yml": "tolerance: 9\n"})
+    app = app_on(world)
+    cache = ConfigCache(ttl=60)
+
+    async def job() -> float:
+        installation = app.installation(INSTALLATION)
+        async with installation:
+            return (await cache.get(installation, "acme", "widget")).config.tolerance
+
+    try:
+        async with app.installation(INSTALLATION) as warm:  # the token, fetched beforehand
+            await warm.get_file("acme", "widget", "README")
+        # The read's first answer is a 502: it asks again 0.2 s later, after the cancel.
+        world.fake.fail_next(1, 502, path_contains="/contents/")
+        first = asyncio.create_task(job())
+        await asyncio.sleep(0.05)
+        others = [asyncio.create_task(job()) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        first.cancel()
+        assert await asyncio.gather(*others) == [9, 9, 9]
+    finally:
+        await app.close()
