@@ -50,7 +50,7 @@ def verify_signature(secret: str, body: bytes, header: str | None) -> None:
 
     Only SHA-256 is accepted: the legacy SHA-1 header is ignored on purpose.
     """
-    if not header or not header.startswith(SIGNATURE_PREFIX):
+    if not header or not header.startswith(SIGNATURE_PREFIX) or not header.isascii():
         raise SignatureMismatch("missing or malformed X-Hub-Signature-256 header")
     expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(SIGNATURE_PREFIX + expected, header.strip()):
@@ -101,6 +101,8 @@ def parse_delivery(headers: Mapping[str, str], body: bytes) -> Delivery:
     return Delivery(delivery_id, event, action if isinstance(action, str) else None, payload, body)
 
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+
 # What a JSON object parses to here: simdjson's lazy Object, or orjson's dict. Both answer
 # get(); neither is a Mapping at run time, so checks go through is_object().
 JSONObject = Mapping[str, Any]
@@ -123,6 +125,8 @@ def _parse_object(body: bytes) -> JSONObject:
     first, orjson the last).
     """
     try:
+        if body.startswith(_UTF8_BOM):
+            raise ValueError("a byte-order mark")  # simdjson skips it; orjson refuses it
         document = simdjson.Parser().parse(body)
     except (ValueError, RuntimeError):
         try:
@@ -209,10 +213,13 @@ def _workflow_run_job(delivery: Delivery) -> NewJob | None:
         head_repo = {}
     # One pull request is one head branch of one head repository: jobs of its runs are
     # serialised by that pair (the PR number is only proven inside the job).
-    key = f"{repo.get('id')}:{head_repo.get('id')}:{run.get('head_branch')}"
+    key = (
+        f"{_scalar(repo.get('id'))}:{_scalar(head_repo.get('id'))}"
+        f":{_scalar(run.get('head_branch'))}"
+    )
     return NewJob(
         event="workflow_run",
-        payload=_dumps(_slim_workflow_run(delivery.payload, run, repo, head_repo)),
+        payload=_dumps(_slim_workflow_run(delivery, run, repo, head_repo)),
         serial_key=key,
         installation_id=delivery.installation_id,
     )
@@ -236,51 +243,48 @@ _RUN_FIELDS = (
 
 
 def _slim_workflow_run(
-    payload: JSONObject, run: JSONObject, repo: JSONObject, head_repo: JSONObject
+    delivery: Delivery, run: JSONObject, repo: JSONObject, head_repo: JSONObject
 ) -> dict[str, Any]:
-    owner = repo.get("owner") if is_object(repo.get("owner")) else {}
-    run_repo = run.get("repository") if is_object(run.get("repository")) else {}
+    """The fields the handler reads, each a JSON scalar (a container where GitHub sends a
+    scalar becomes null, which the handler refuses as it would any unusable field)."""
+    owner = repo.get("owner")
+    run_repo = run.get("repository")
     pulls = [
-        {"number": p.get("number"), "base": {"repo": {"id": _base_repo_id(p)}}}
+        {"number": _scalar(p.get("number")), "base": {"repo": {"id": _base_repo_id(p)}}}
         for p in run.get("pull_requests") or []
         if is_object(p)
     ]
     return {
-        "action": payload.get("action"),
-        "installation": payload.get("installation"),
+        "action": delivery.action,
+        "installation": {"id": delivery.installation_id},
         "repository": {
-            "id": repo.get("id"),
-            "name": repo.get("name"),
-            "full_name": repo.get("full_name"),
-            "owner": {"login": owner.get("login") if is_object(owner) else None},
+            "id": _scalar(repo.get("id")),
+            "name": _scalar(repo.get("name")),
+            "full_name": _scalar(repo.get("full_name")),
+            "owner": {"login": _scalar(owner.get("login")) if is_object(owner) else None},
         },
         "workflow_run": {
-            **{field: run.get(field) for field in _RUN_FIELDS},
-            "head_repository": {"id": head_repo.get("id")},
-            "repository": {"id": run_repo.get("id") if is_object(run_repo) else None},
+            **{field: _scalar(run.get(field)) for field in _RUN_FIELDS},
+            "head_repository": {"id": _scalar(head_repo.get("id"))},
+            "repository": {"id": _scalar(run_repo.get("id")) if is_object(run_repo) else None},
             "pull_requests": pulls,
         },
     }
 
 
+def _scalar(value: Any) -> str | int | float | bool | None:
+    return value if isinstance(value, str | int | float | bool) else None
+
+
 def _base_repo_id(pull: JSONObject) -> Any:
     base = pull.get("base")
     repo = base.get("repo") if is_object(base) else None
-    return repo.get("id") if is_object(repo) else None
+    return _scalar(repo.get("id")) if is_object(repo) else None
 
 
 def _dumps(value: dict[str, Any]) -> str:
     """JSON text of a job payload: orjson on the hot path, json for what orjson refuses."""
     try:
-        return orjson.dumps(value, default=_plain).decode()
+        return orjson.dumps(value).decode()
     except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
-        return json.dumps(value, default=_plain)
-
-
-def _plain(value: object) -> object:
-    """simdjson's lazy containers as the dict or list they stand for (the dumpers' hook)."""
-    if isinstance(value, simdjson.Object):
-        return value.as_dict()
-    if isinstance(value, simdjson.Array):
-        return value.as_list()
-    raise TypeError(f"{type(value).__name__} is not JSON")
+        return json.dumps(value)

@@ -144,15 +144,33 @@ def test_what_both_parsers_refuse_is_not_json(extra: bytes) -> None:
         parse_delivery(headers("workflow_run"), plain[:-1] + b", " + extra + b"}")
 
 
-def test_containers_where_scalars_belong_are_kept_as_plain_json() -> None:
+def test_containers_where_scalars_belong_become_null() -> None:
     body = pull_request_run()
     run = body["workflow_run"]
     assert isinstance(run, dict)
     run["head_sha"] = {"not": ["a", "sha"]}
     run["name"] = [1, {"two": 2}]
+    deep: list[object] = []
+    for _ in range(900):  # deeper than orjson writes (255 levels)
+        deep = [deep]
+    run["run_attempt"] = deep
     job = job_for(parse_delivery(headers("workflow_run"), json.dumps(body).encode()))
     assert job is not None
     kept = json.loads(job.payload)
-    assert kept["workflow_run"]["head_sha"] == {"not": ["a", "sha"]}
-    assert kept["workflow_run"]["name"] == [1, {"two": 2}]
-    assert kept["installation"] == {"id": 1, "node_id": "MDIz"}
+    assert kept["workflow_run"]["head_sha"] is None
+    assert kept["workflow_run"]["name"] is None
+    assert kept["workflow_run"]["run_attempt"] is None
+    assert kept["installation"] == {"id": 1}
+    assert Run.from_payload(kept).head_sha == "None"  # matches no commit: proves no PR
+
+
+def test_a_utf8_byte_order_mark_is_refused_as_before() -> None:
+    # simdjson would skip it; the worker's json.loads would not, so it stays refused.
+    body = b"\xef\xbb\xbf" + json.dumps(pull_request_run()).encode()
+    with pytest.raises(WebhookError, match="not JSON"):
+        parse_delivery(headers("workflow_run"), body)
+
+
+def test_a_signature_header_that_is_not_ascii_is_a_mismatch() -> None:
+    with pytest.raises(SignatureMismatch):
+        verify_signature("s3cret", b"{}", "sha256=" + "é" * 64)
