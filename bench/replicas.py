@@ -3,6 +3,7 @@
 Both set-ups run on this machine, in this run, against the same fake GitHub (its own
 process, bench/fakeserver.py): N pull requests with one finished measurement run each, whose
 signed deliveries are posted concurrently; the clock stops when every PR has its comment.
+Untimed warm-up runs (200 by default, for PRs of their own) go first.
 
   (1) one ``perfbot serve`` on a SQLite file;
   (2) two ``perfbot serve`` replicas sharing one PostgreSQL database (a private cluster on
@@ -13,7 +14,8 @@ perfbot's processes, of PostgreSQL's processes (postmaster and backends, includi
 that have exited) and of the fake GitHub, and the ratio (2)/(1). Figures only: nothing is
 asserted about them.
 
-Run: .venv/bin/python bench/replicas.py [--events N] [--workers N] [--latencies 0,50]
+Run: .venv/bin/python bench/replicas.py [--events N] [--warmup N] [--workers N]
+     [--latencies 0,50]
 """
 
 from __future__ import annotations
@@ -136,6 +138,14 @@ def run_once(
     postmaster: int | None,
     log_tail: Callable[[], str],
 ) -> Result:
+    if setup.warmup:  # untimed: what each process does once is not charged to the events
+        asyncio.run(_post_all([str(bot.client.base_url) for bot in bots], setup.warmup))
+        with httpx.Client(base_url=setup.api_url, timeout=10) as control:
+            wait_until(
+                lambda: control.get("/__bench/warmed").json()["commented"] == len(setup.warmup),
+                600,
+                "the warm-up comments",
+            )
     pids = [bot.process.pid for bot in bots]
     perfbot_before = sum(process_cpu(pid) for pid in pids)
     pg_before = postgres_cpu(postmaster) if postmaster else 0.0
@@ -164,8 +174,11 @@ def run_once(
     )
 
 
-def sqlite_single(events: int, latency: float, workers: int) -> Result:
-    with tempfile.TemporaryDirectory() as tmp, fake_github(events, latency, Path(tmp)) as setup:
+def sqlite_single(events: int, latency: float, workers: int, warmup: int) -> Result:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        fake_github(events, latency, Path(tmp), warmup) as setup,
+    ):
         env = settings_env(
             setup.api_url,
             Path(tmp) / "perfbot.db",
@@ -178,13 +191,19 @@ def sqlite_single(events: int, latency: float, workers: int) -> Result:
 
 
 def postgres_replicas(
-    events: int, latency: float, workers: int, cluster: PrivateCluster, replicas: int
+    events: int,
+    latency: float,
+    workers: int,
+    warmup: int,
+    *,
+    cluster: PrivateCluster,
+    replicas: int,
 ) -> Result:
     assert cluster.pid is not None
     database_url = new_database(cluster)
     with (
         tempfile.TemporaryDirectory() as tmp,
-        fake_github(events, latency, Path(tmp)) as setup,
+        fake_github(events, latency, Path(tmp), warmup) as setup,
         ExitStack() as stack,
     ):
         env = settings_env(
@@ -208,6 +227,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=300)
     parser.add_argument("--workers", type=int, default=64, help="per perfbot process")
+    parser.add_argument(
+        "--warmup", type=int, default=200, help="untimed runs before the timed ones (0: none)"
+    )
     parser.add_argument("--replicas", type=int, default=2, help="perfbot processes on PostgreSQL")
     parser.add_argument(
         "--latencies",
@@ -226,9 +248,14 @@ def main() -> None:
         cluster.start()
         for latency in args.latencies:
             ms = f"{latency * 1000:.0f} ms API latency"
-            single = sqlite_single(args.events, latency, args.workers)
+            single = sqlite_single(args.events, latency, args.workers, args.warmup)
             replicated = postgres_replicas(
-                args.events, latency, args.workers, cluster, args.replicas
+                args.events,
+                latency,
+                args.workers,
+                args.warmup,
+                cluster=cluster,
+                replicas=args.replicas,
             )
             for label, r in (
                 ("(1) 1 process, SQLite    ", single),
