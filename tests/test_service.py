@@ -322,17 +322,31 @@ def test_the_report_is_downloaded_while_the_pull_request_is_proven(
         wait_until(lambda: len(world.bot_comments(7)) == 1, 20, "the comment")
 
 
-def test_a_pull_request_that_is_not_proven_gets_nothing_though_its_report_was_fetched(
+def test_a_run_naming_its_pr_only_by_artifact_is_proven_before_its_report_is_fetched(
     world: World, tmp_path: Path
 ) -> None:
     closed = world.fake.add_pull(world.repo, 7, HEAD, "feature", state="closed")
     world.pull(8, "c" * 40)
     run = world.measured_run(closed, 1001, hint=8)  # names a PR it does not belong to
+    with in_process_service(world, tmp_path / "db") as client:
+        post_run(client, world, run)
+        wait_idle(client.get)
+    assert world.fake.write_calls() == []
+    # Only the PR-number artifact was downloaded: a forged number costs no report download.
+    assert len(world.fake.storage_requests) == 1
+
+
+def test_an_unproven_run_named_by_github_posts_nothing_though_its_report_was_fetched(
+    world: World, tmp_path: Path
+) -> None:
+    pull = world.pull(7, HEAD)
+    run = world.measured_run(pull, 1001)
+    world.fake.add_pull(world.repo, 7, "d" * 40, "feature")  # the PR has moved on
     world.fake.hang_next(1, 1.0, path_contains="/zip")  # the proof fails mid-download
     with in_process_service(world, tmp_path / "db") as client:
         post_run(client, world, run)
         wait_idle(client.get)
-        time.sleep(1.2)  # past the hang: an abandoned download must not post either
+        time.sleep(1.2)  # past the hang: the abandoned download must not post either
     assert world.fake.write_calls() == []
 
 

@@ -150,19 +150,29 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
     if report is None:
         ctx.log.info("no usable %r artifact on run %s", config.config.report_artifact, run.id)
         return
-    # The report is downloaded while the PR is proven: neither needs the other, and
-    # nothing is posted before the proof. A comment then waits for one round trip less.
-    reading = asyncio.ensure_future(_read_report_or_error(ctx, run, report))
-    try:
+    if len(run.hinted_pulls) == 1:
+        # GitHub itself names the PR, so the proof is all but certain: the report is
+        # downloaded meanwhile (nothing is posted before the proof), and the comment waits
+        # one round trip less. A run that names its PR only through its own artifact (a
+        # fork's) is proven first: a forged number costs no download.
+        reading = asyncio.ensure_future(_read_report_or_error(ctx, run, report))
+        try:
+            pull = await _proven_pull(ctx, run, artifacts, config)
+        except BaseException:
+            _abandon(reading)
+            raise
+        if pull is None:
+            _abandon(reading)
+            return
+        proved_at = ctx.now()
+        contents = await reading
+    else:
         pull = await _proven_pull(ctx, run, artifacts, config)
-    except BaseException:
-        _abandon(reading)
-        raise
-    if pull is None:
-        _abandon(reading)
-        return
-    proved_at = ctx.now()
-    result = await _report_body(ctx, run, pull, await reading, config)
+        if pull is None:
+            return
+        proved_at = ctx.now()
+        contents = await _read_report_or_error(ctx, run, report)
+    result = await _report_body(ctx, run, pull, contents, config)
     async with ctx.pull_lock(run.repo_id, pull.number):
         state = await ctx.store.get_pull(run.repo_id, pull.number)
         if state is not None and _superseded(state, run, proved_at):
