@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -16,6 +17,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from perfbot import logs
 from perfbot.github import GitHubApp
@@ -50,7 +52,7 @@ def create_app(
     run_workers: bool = True,
     clock: Callable[[], float] = time.time,
     redelivery_delay: float = FIRST_SWEEP_DELAY_SECONDS,
-) -> Starlette:
+) -> PerfbotApp:
     """The ASGI app of ``perfbot serve``; the lifespan owns the store, GitHub and workers.
 
     ``redelivery_delay``: seconds from start-up to the first sweep for missed deliveries.
@@ -123,14 +125,35 @@ def create_app(
         services.metrics.queue_depth.set(await services.store.queue_depth(clock()))
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
-    return Starlette(
+    webhook = WebhookEndpoint(services_for_ingest, clock)
+    return PerfbotApp(
+        webhook,
         routes=[
-            Route("/webhook", WebhookEndpoint(services_for_ingest, clock), methods=["POST"]),
+            # Reached only by other methods (405): POST never gets this far.
+            Route("/webhook", webhook, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
         ],
         lifespan=lifespan,
     )
+
+
+class PerfbotApp(Starlette):
+    """Starlette, with ``POST /webhook`` served before its middleware and router.
+
+    The webhook is perfbot's one hot path (``perfbot.ingest``); everything else, the
+    lifespan included, is plain Starlette.
+    """
+
+    def __init__(self, webhook: WebhookEndpoint, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._webhook = webhook
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/webhook":
+            await self._webhook(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
 
 
 def app_from_environment() -> Starlette:

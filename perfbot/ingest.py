@@ -1,9 +1,10 @@
 """``POST /webhook``: verify, de-duplicate and enqueue a delivery, then answer at once.
 
-A plain ASGI app mounted on Starlette's router rather than a Starlette request handler:
-every delivery GitHub sends passes through here, and building a Request and a Response
-per delivery cost a fifth of the whole ingest (``bench/ingest.py``). Starlette's error
-middleware still wraps it, so an unexpected error is a 500 like on any other route.
+A plain ASGI app that ``perfbot.app`` serves ahead of Starlette's middleware and router,
+rather than a Starlette request handler: every delivery GitHub sends passes through
+here, and the Request, the Response, the router and the middleware per delivery cost a
+quarter of the whole ingest (``bench/ingest.py``). So it answers an unexpected error
+with a 500 itself, as Starlette's error middleware would.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ _ANSWERS = {
     for outcome in ("queued", "ignored", "duplicate")
 }
 _PONG = _answer(200, b'{"status":"pong"}')
+# Nothing of the error itself: GitHub shows the answer in the App's delivery log.
+_FAILED = _answer(500, b'{"error":"internal error: see the perfbot log"}')
 
 
 class WebhookEndpoint:
@@ -91,16 +94,31 @@ class WebhookEndpoint:
         self._counters: dict[tuple[str, str], Any] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        settings, store, metrics, on_enqueue = self._services()
         headers: dict[bytes, str] = {}
         for name, value in scope["headers"]:
             if name in _HEADERS and name not in headers:  # the first of repeated headers
                 headers[name] = value.decode("latin-1")
+        try:
+            answer = await self._answer(headers, receive)
+        except Exception:
+            # Served ahead of Starlette's error middleware: this is that middleware's job.
+            log.exception(
+                "delivery failed", extra={"delivery": headers.get(b"x-github-delivery", "")[:100]}
+            )
+            answer = _FAILED
+        if answer is not None:
+            await _send(send, answer)
+
+    async def _answer(
+        self, headers: dict[bytes, str], receive: Receive
+    ) -> tuple[Message, Message] | None:
+        """The answer to one delivery, or None when the sender hung up before the end."""
+        settings, store, metrics, on_enqueue = self._services()
         event = headers.get(b"x-github-event", "unknown")
         try:
             body = await _read_body(receive, headers.get(b"content-length", ""))
             if body is None:
-                return  # the sender hung up: nobody is left to answer
+                return None
             verify_signature(settings.webhook_secret, body, headers.get(b"x-hub-signature-256"))
             delivery = parse_delivery(
                 {
@@ -118,12 +136,10 @@ class WebhookEndpoint:
                 exc,
                 extra={"delivery": headers.get(b"x-github-delivery", "")[:100]},
             )
-            await _send(send, _answer(exc.status, orjson.dumps({"error": str(exc)})))
-            return
+            return _answer(exc.status, orjson.dumps({"error": str(exc)}))
         if delivery.event == "ping":
             self._count(metrics, "ping", "ping")
-            await _send(send, _PONG)
-            return
+            return _PONG
         job = job_for(delivery)
         repo = delivery.repository
         if job is not None and repo is not None and settings.repo_disabled(repo):
@@ -136,7 +152,7 @@ class WebhookEndpoint:
         self._count(metrics, delivery.event[:50], outcome)
         if fresh and job is not None:
             on_enqueue()
-        await _send(send, _ANSWERS[outcome])
+        return _ANSWERS[outcome]
 
     def _count(self, metrics: Metrics, event: str, outcome: str) -> None:
         # prometheus-client's labels() costs more than the increment: keep the children.
