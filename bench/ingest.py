@@ -42,6 +42,7 @@ from starlette.routing import Route
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from perfbot.app import create_app
+from perfbot.processes import server_config
 from perfbot.settings import Settings
 from tests.harness import free_port, settings_env, wait_until
 
@@ -235,15 +236,9 @@ def serve(kind: str, port: int, stack: str) -> None:
     http, loop = STACKS[stack]
     with tempfile.TemporaryDirectory() as tmp:
         app = bare_app() if kind == "bare" else perfbot_app(Path(tmp) / "perfbot.db")
-        uvicorn.run(
-            app,
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            access_log=False,
-            http=http,
-            loop=loop,
-        )
+        # Both as `perfbot serve` runs uvicorn (no proxy headers, no Server header).
+        config = server_config(app, "127.0.0.1", port, log_level="warning", http=http, loop=loop)
+        uvicorn.Server(config).run()
 
 
 def main() -> None:

@@ -237,7 +237,7 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from perfbot import logs
     from perfbot.app import create_app
-    from perfbot.processes import serve_processes
+    from perfbot.processes import serve_processes, server_config
     from perfbot.settings import Settings, SettingsError, load_env_file
 
     try:
@@ -255,10 +255,7 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     logs.configure(args.log_level)
     if settings.processes == 1:
-        app = create_app(settings)
-        uvicorn.run(
-            app, host=args.host, port=args.port, log_config=None, access_log=False, lifespan="on"
-        )
+        uvicorn.Server(server_config(create_app(settings), args.host, args.port)).run()
     else:
         serve_processes(args.host, args.port, settings.processes, args.log_level)
     return EXIT_OK
