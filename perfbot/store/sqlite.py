@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -90,6 +91,7 @@ class SQLiteStore:
         self._flush_scheduled = False
         # Deliveries are written on the event loop's thread, through its own connection.
         self._loop_conn: sqlite3.Connection | None = None
+        self._loop_thread: int | None = None
         self._loop_commits = 0
         self._checkpointing = False
         self._background: set[asyncio.Task[None]] = set()
@@ -200,6 +202,9 @@ class SQLiteStore:
             return None  # a second connection to ":memory:" would be another database
         if self._loop_conn is None:
             self._loop_conn = _connect_for_loop(self._path)
+            self._loop_thread = threading.get_ident()
+        elif self._loop_thread != threading.get_ident():
+            return None  # a store used from a second loop's thread: sqlite3 forbids it
         return self._loop_conn
 
     def _checkpoint_soon(self) -> None:

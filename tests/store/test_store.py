@@ -609,6 +609,21 @@ async def test_deliveries_written_on_the_loop_are_checkpointed(
     assert ids == {"d0", "d1", "d2"}
 
 
+async def test_a_store_used_from_another_loop_thread_still_records(tmp_path: Path) -> None:
+    store = SQLiteStore(str(tmp_path / "perfbot.db"))
+    await store.setup()
+    try:
+        assert await store.record_delivery("d1", "push", None, new_job(), NOW)
+
+        def elsewhere() -> bool:
+            return asyncio.run(store.record_delivery("d2", "push", None, new_job(), NOW))
+
+        assert await asyncio.to_thread(elsewhere)
+        assert await store.queue_depth(NOW) == 2
+    finally:
+        await store.close()
+
+
 async def test_a_closed_store_records_no_delivery(tmp_path: Path) -> None:
     store = SQLiteStore(str(tmp_path / "perfbot.db"))
     await store.setup()
