@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import time
 from collections.abc import Callable
 from functools import partial
@@ -11,6 +9,7 @@ from typing import Protocol
 
 from perfbot.github import GitHubError
 from perfbot.repoconfig import ConfigResult, resolve_config
+from perfbot.shared import SharedCalls
 
 CONFIG_PATH = ".github/perfbot.yml"
 ORG_CONFIG_REPO = ".github"
@@ -36,7 +35,7 @@ class ConfigCache:
         self._ttl = ttl
         self._clock = clock
         self._files: dict[tuple[str, str], tuple[float, str | None]] = {}
-        self._reading: dict[tuple[str, str], asyncio.Task[str | None]] = {}
+        self._reading: SharedCalls[tuple[str, str], str | None] = SharedCalls()
 
     async def get(self, source: FileSource, owner: str, repo: str) -> ConfigResult:
         org_text = await self._file(source, owner, ORG_CONFIG_REPO)
@@ -54,19 +53,11 @@ class ConfigCache:
         cached = self._files.get(key)
         if cached is not None and cached[0] > self._clock():
             return cached[1]
-        reading = self._reading.get(key)
-        if reading is None:
-            # A context of its own: the caller's holds the HTTP client of its job, which
-            # closes when that job ends or is cancelled, maybe before this read is done.
-            reading = asyncio.get_running_loop().create_task(
-                self._read(source, owner, repo), context=contextvars.Context()
-            )
-            self._reading[key] = reading
-            reading.add_done_callback(partial(self._read_done, key))
-        # Shielded: a waiting job that is cancelled does not cancel the others' read.
-        return await asyncio.shield(reading)
+        return await self._reading.call(key, partial(self._read, source, owner, repo, key))
 
-    async def _read(self, source: FileSource, owner: str, repo: str) -> str | None:
+    async def _read(
+        self, source: FileSource, owner: str, repo: str, key: tuple[str, str]
+    ) -> str | None:
         try:
             text = await source.get_file(owner, repo, CONFIG_PATH)
         except GitHubError as exc:
@@ -74,10 +65,5 @@ class ConfigCache:
                 raise
             # No access to the owner's .github repository (403) means no defaults there.
             text = None
-        self._files[(owner.lower(), repo.lower())] = (self._clock() + self._ttl, text)
+        self._files[key] = (self._clock() + self._ttl, text)
         return text
-
-    def _read_done(self, key: tuple[str, str], task: asyncio.Task[str | None]) -> None:
-        del self._reading[key]
-        if not task.cancelled():
-            task.exception()  # each waiter has it; retrieved here for when none is left

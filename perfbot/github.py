@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -42,6 +41,7 @@ from pydantic import BaseModel
 
 from perfbot.errors import PerfbotError
 from perfbot.metrics import Metrics
+from perfbot.shared import SharedCalls
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -255,7 +255,7 @@ class GitHubApp:
         )
         self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._transport)
         self._bot_login: str | None = None
-        self._bot_login_task: asyncio.Task[str] | None = None
+        self._asking_bot_login: SharedCalls[None, str] = SharedCalls()
         self._token_gates: dict[int, TokenGate] = {}
 
     def installation(self, installation_id: int) -> Installation:
@@ -275,15 +275,7 @@ class GitHubApp:
         """
         if self._bot_login is not None:
             return self._bot_login
-        if self._bot_login_task is None:
-            # A context of its own: the caller's holds the HTTP client of its job, which
-            # closes when that job ends, maybe before this request is done.
-            task = asyncio.get_running_loop().create_task(
-                self._ask_bot_login(), context=contextvars.Context()
-            )
-            self._bot_login_task = task
-            task.add_done_callback(self._bot_login_asked)
-        return await asyncio.shield(self._bot_login_task)
+        return await self._asking_bot_login.call(None, self._ask_bot_login)
 
     async def _ask_bot_login(self) -> str:
         response = await _call("GET", self._github.rest.apps.async_get_authenticated)
@@ -291,11 +283,6 @@ class GitHubApp:
         slug = app.slug if app is not None and app.slug else str(self.app_id)
         self._bot_login = f"{slug}[bot]"
         return self._bot_login
-
-    def _bot_login_asked(self, task: asyncio.Task[str]) -> None:
-        self._bot_login_task = None  # after a failure, the next job asks again
-        if not task.cancelled():
-            task.exception()  # each waiter has it; retrieved here for when none is left
 
     async def list_hook_deliveries(self, since: float, max_pages: int) -> list[HookDelivery]:
         """The App webhook's delivery attempts since ``since`` (UNIX seconds), newest first.
