@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from perfbot.manifest import EVENTS
 from perfbot.metrics import Metrics
 from perfbot.settings import Settings
 from perfbot.store import Store
@@ -39,20 +40,10 @@ _HEADERS = frozenset(
     {b"x-github-event", b"x-github-delivery", b"x-hub-signature-256", b"content-length"}
 )
 
-# Event names a metric label may carry: those perfbot subscribes to, and ping. A request
-# that fails the signature check could name anything, and every new label value is a
-# new time series kept for the life of the process.
-KNOWN_EVENTS = frozenset(
-    {
-        "workflow_run",
-        "issue_comment",
-        "check_run",
-        "check_suite",
-        "installation",
-        "installation_repositories",
-        "ping",
-    }
-)
+# Event names a metric label may carry: those perfbot subscribes to, those every App gets,
+# and ping. A request that fails the signature check could name anything, and every new
+# label value is a new time series kept for the life of the process.
+KNOWN_EVENTS = frozenset({*EVENTS, "installation", "installation_repositories", "ping"})
 
 
 def _answer(status: int, body: bytes) -> tuple[Message, Message]:
