@@ -150,28 +150,25 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
     if report is None:
         ctx.log.info("no usable %r artifact on run %s", config.config.report_artifact, run.id)
         return
-    if len(run.hinted_pulls) == 1:
-        # GitHub itself names the PR, so the proof is all but certain: the report is
-        # downloaded meanwhile (nothing is posted before the proof), and the comment waits
-        # one round trip less. A run that names its PR only through its own artifact (a
-        # fork's) is proven first: a forged number costs no download.
-        reading = asyncio.ensure_future(_read_report_or_error(ctx, run, report))
-        try:
-            pull = await _proven_pull(ctx, run, artifacts, config)
-        except BaseException:
-            _abandon(reading)
-            raise
-        if pull is None:
-            _abandon(reading)
-            return
-        proved_at = ctx.now()
-        contents = await reading
-    else:
+    # When GitHub itself names the PR the proof is all but certain: the report is
+    # downloaded meanwhile (nothing is posted before the proof), and the comment waits one
+    # round trip less. A run that names its PR only through its own artifact (a fork's)
+    # is proven first: a forged number costs no download.
+    reading = (
+        asyncio.ensure_future(_read_report_or_error(ctx, run, report))
+        if len(run.hinted_pulls) == 1
+        else None
+    )
+    try:
         pull = await _proven_pull(ctx, run, artifacts, config)
-        if pull is None:
-            return
-        proved_at = ctx.now()
-        contents = await _read_report_or_error(ctx, run, report)
+    except BaseException:
+        _abandon(reading)
+        raise
+    if pull is None:
+        _abandon(reading)
+        return
+    proved_at = ctx.now()
+    contents = await (reading or _read_report_or_error(ctx, run, report))
     result = await _report_body(ctx, run, pull, contents, config)
     async with ctx.pull_lock(run.repo_id, pull.number):
         state = await ctx.store.get_pull(run.repo_id, pull.number)
@@ -228,11 +225,13 @@ async def _proven_pull(
     return pull
 
 
-def _abandon(task: asyncio.Future[Any]) -> None:
-    """Stop a download nobody needs any more.
+def _abandon(task: asyncio.Future[Any] | None) -> None:
+    """Stop a download nobody needs any more (if one was started).
 
     Not awaited: waiting for it could swallow a cancellation of the job itself.
     """
+    if task is None:
+        return
     task.cancel()
     task.add_done_callback(lambda done: done.cancelled() or done.exception())
 
