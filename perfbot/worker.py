@@ -18,6 +18,7 @@ from perfbot.github import GitHubApp, GitHubError, RateLimited
 from perfbot.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
 from perfbot.handlers.context import JobContext
 from perfbot.handlers.workflow_run import BadPayload, on_workflow_run
+from perfbot.keepalive import Lost, kept
 from perfbot.metrics import Metrics
 from perfbot.retry import retry_delay
 from perfbot.store.base import Job, Store
@@ -130,20 +131,21 @@ class Worker:
             "attempt": job.attempts,
         }
         job_log = logging.LoggerAdapter(log, extra)
-        runner = asyncio.current_task()
-        lost = asyncio.Event()
-        keeper = asyncio.create_task(self._keep_lease(job, owner, runner, lost))
+        lease = kept(
+            lambda: self._store.extend_lease(job.id, owner, self._lease, self._clock()),
+            every=self._lease / 3,
+            grace=self._lease * 2 / 3,
+            clock=self._clock,
+            what=f"the lease of job {job.id}",
+            log=log,
+        )
         try:
-            outcome = await self._run(job, owner, job_log)
-        except asyncio.CancelledError:
-            if not lost.is_set() or runner is None:
-                raise
-            runner.uncancel()
+            async with lease:
+                outcome = await self._run(job, owner, job_log)
+        except Lost:
             # Another worker owns the job now; it runs it to the end.
             job_log.warning("stopped: the job's lease was lost while it ran")
             outcome = "abandoned"
-        finally:
-            keeper.cancel()
         self._metrics.jobs.labels(job.event, outcome).inc()
         if outcome not in ("retried", "abandoned"):
             self._metrics.job_latency.labels(job.event).observe(self._clock() - job.created_at)
@@ -217,25 +219,3 @@ class Worker:
         job_log.error("gave up: %s", error)
         await self._store.give_up(job.id, owner, error, self._clock())
         return "failed"
-
-    async def _keep_lease(
-        self, job: Job, owner: str, runner: asyncio.Task[Any] | None, lost: asyncio.Event
-    ) -> None:
-        """Extend the job's lease while it runs; stop ``runner`` once the lease is lost."""
-        extended = self._clock()
-        while True:
-            await asyncio.sleep(self._lease / 3)
-            try:
-                held = await self._store.extend_lease(job.id, owner, self._lease, self._clock())
-            except Exception as exc:
-                # A database hiccup: keep trying while the lease has time left.
-                held = self._clock() - extended < self._lease * 2 / 3
-                log.warning("extending the lease of job %s failed (%s)", job.id, type(exc).__name__)
-            else:
-                extended = self._clock() if held else extended
-            if not held:
-                log.warning("lease of job %s was lost while it ran: stopping it", job.id)
-                lost.set()
-                if runner is not None:
-                    runner.cancel()
-                return

@@ -7,10 +7,10 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from perfbot.configcache import ConfigCache
 from perfbot.github import GitHubUnavailable, Installation
+from perfbot.keepalive import Lost, kept
 from perfbot.store.base import Store
 
 # A PR's lock is refreshed while held, so it can be short: when its process dies, the
@@ -55,39 +55,18 @@ class JobContext:
                 raise Busy(f"pull request {number} is being updated by another job")
             await asyncio.sleep(0.05)
             waited += 0.05
-        holder = asyncio.current_task()
-        lost = asyncio.Event()
-        keeper = asyncio.create_task(self._keep_lock(key, owner, holder, lost))
+        lock = kept(
+            lambda: self.store.try_lock(key, owner, LOCK_TTL_SECONDS, self.now()),
+            every=LOCK_REFRESH_SECONDS,
+            grace=LOCK_TTL_SECONDS - 2 * LOCK_REFRESH_SECONDS,
+            clock=self.now,
+            what=f"the lock of {key}",
+            log=self.log,
+        )
         try:
-            yield
-        except asyncio.CancelledError:
-            if not lost.is_set() or holder is None:
-                raise
-            holder.uncancel()  # our own cancellation, turned into a retry
+            async with lock:
+                yield
+        except Lost:
             raise Busy(f"lost the lock of pull request {number} while updating it") from None
         finally:
-            keeper.cancel()
-            await asyncio.gather(keeper, return_exceptions=True)
             await self.store.unlock(key, owner)
-
-    async def _keep_lock(
-        self, key: str, owner: str, holder: asyncio.Task[Any] | None, lost: asyncio.Event
-    ) -> None:
-        """Refresh the lock well before it expires; cancel ``holder`` once it is lost."""
-        refreshed = self.now()
-        while True:
-            await asyncio.sleep(LOCK_REFRESH_SECONDS)
-            try:
-                held = await self.store.try_lock(key, owner, LOCK_TTL_SECONDS, self.now())
-            except Exception as exc:
-                # A database hiccup: keep trying while the lock has time left.
-                held = self.now() - refreshed < LOCK_TTL_SECONDS - 2 * LOCK_REFRESH_SECONDS
-                self.log.warning("refreshing the lock of %s failed (%s)", key, type(exc).__name__)
-            else:
-                refreshed = self.now() if held else refreshed
-            if not held:
-                self.log.warning("lost the lock of %s while holding it: stopping", key)
-                lost.set()
-                if holder is not None:
-                    holder.cancel()
-                return
