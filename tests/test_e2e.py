@@ -36,6 +36,8 @@ def test_comment_over_real_sockets_without_leaking_credentials(tmp_path: Path) -
             assert client.post("/webhook", content=body, headers=headers).status_code == 202
             again = client.post("/webhook", content=body, headers=headers)
             assert again.json() == {"status": "duplicate"}
+            # uvicorn as perfbot configures it: no Server header.
+            assert "server" not in client.get("/healthz").headers
             forged = {**headers, "X-Hub-Signature-256": "sha256=" + "1" * 64}
             assert client.post("/webhook", content=body, headers=forged).status_code == 401
             wait_until(lambda: len(world.bot_comments(7)) == 1, 30, "the comment")
@@ -63,6 +65,7 @@ def test_several_processes_share_the_port_the_queue_and_the_metrics(tmp_path: Pa
         env = {**settings_env(fake.api_url, tmp_path / "perfbot.db"), "PERFBOT_PROCESSES": "2"}
         with perfbot_process(env, tmp_path / "perfbot.log") as bot:
             children = _children(bot.process.pid)
+            assert "server" not in bot.client.get("/healthz").headers
             assert len(children) == 2, f"expected two serving processes, saw {children}"
             for run in runs:
                 body, headers = world.delivery(run)
@@ -118,15 +121,7 @@ def test_a_killed_process_loses_nothing(tmp_path: Path) -> None:
 
 def test_missing_settings_stop_startup_with_one_sentence(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFBOT_")}
-    result = subprocess.run(
-        [sys.executable, "-m", "perfbot", "serve", "--port", "0"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=tmp_path,
-    )
+    result = _serve(env, tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().startswith("perfbot: PERFBOT_APP_ID is not set")
     assert "Traceback" not in result.stderr
@@ -161,15 +156,7 @@ def test_unusable_database_stops_startup_without_its_password(
 ) -> None:
     env = {**os.environ, **settings_env("http://127.0.0.1:9", tmp_path / "db")}
     env["PERFBOT_DATABASE_URL"] = database
-    result = subprocess.run(
-        [sys.executable, "-m", "perfbot", "serve", "--port", "0"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=tmp_path,
-    )
+    result = _serve(env, tmp_path)
     assert result.returncode == 2
     assert result.stderr.startswith("perfbot: the database is not usable:")
     assert expected in result.stderr
@@ -191,3 +178,16 @@ def test_unreachable_github_is_retried_not_crashed(tmp_path: Path) -> None:
             wait_until(lambda: len(world.bot_comments(7)) == 1, 60, "the comment after 502s")
             assert bot.client.get("/healthz").status_code == 200
     assert any(r.status == 502 for r in world.fake.requests)
+
+
+def _serve(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``perfbot serve`` run to its end (these tests expect it to stop at start-up)."""
+    return subprocess.run(
+        [sys.executable, "-m", "perfbot", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=cwd,
+    )
