@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -16,13 +17,15 @@ from tests.harness import wait_until
 
 BENCH = Path(__file__).resolve().parent
 
+Deliveries = list[tuple[bytes, dict[str, str]]]
+
 
 @dataclass(frozen=True)
 class Setup:
     api_url: str
     private_key: str  # the key the fake trusts as the App's
-    deliveries: list[tuple[bytes, dict[str, str]]]  # signed workflow_run deliveries
-    warmup: list[tuple[bytes, dict[str, str]]]  # the same, for PRs of their own
+    deliveries: Deliveries  # signed workflow_run deliveries
+    warmup: Deliveries  # the same, for PRs of their own
     fake_pid: int
 
 
@@ -72,3 +75,38 @@ def _answers(client: httpx.Client) -> bool:
     except httpx.TransportError:
         return False
     return True
+
+
+# Deliveries in flight at once, as GitHub sends them: concurrently, a few at a time.
+DELIVERY_CONCURRENCY = 16
+
+
+async def post_all(base_urls: list[str], deliveries: Deliveries) -> None:
+    """Deliver concurrently; delivery i goes to perfbot i mod len(base_urls)."""
+    limit = asyncio.Semaphore(DELIVERY_CONCURRENCY)
+    clients = [httpx.AsyncClient(base_url=url, timeout=30) for url in base_urls]
+    try:
+
+        async def post(i: int, body: bytes, headers: dict[str, str]) -> None:
+            async with limit:
+                client = clients[i % len(clients)]
+                response = await client.post("/webhook", content=body, headers=headers)
+                response.raise_for_status()
+
+        await asyncio.gather(*(post(i, b, h) for i, (b, h) in enumerate(deliveries)))
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+def warm_up(setup: Setup, base_urls: list[str]) -> None:
+    """Deliver the warm-up runs and wait for their comments (nothing is timed)."""
+    if not setup.warmup:
+        return
+    asyncio.run(post_all(base_urls, setup.warmup))
+    with httpx.Client(base_url=setup.api_url, timeout=10) as control:
+        wait_until(
+            lambda: control.get("/__bench/warmed").json()["commented"] == len(setup.warmup),
+            600,
+            "the warm-up comments",
+        )

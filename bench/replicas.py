@@ -38,13 +38,12 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeprocess import Setup, fake_github
+from fakeprocess import Setup, fake_github, post_all, warm_up
 
 from tests.harness import RunningPerfbot, perfbot_process, settings_env, wait_until
 from tests.pg import PrivateCluster, find_bindir
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-DELIVERY_CONCURRENCY = 16
 
 
 @dataclass(frozen=True)
@@ -113,24 +112,6 @@ def new_database(cluster: PrivateCluster) -> str:
     return cluster.admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 
-async def _post_all(base_urls: list[str], deliveries: list[tuple[bytes, dict[str, str]]]) -> None:
-    """Deliver concurrently, as GitHub does; delivery i goes to replica i mod len(base_urls)."""
-    limit = asyncio.Semaphore(DELIVERY_CONCURRENCY)
-    clients = [httpx.AsyncClient(base_url=url, timeout=30) for url in base_urls]
-    try:
-
-        async def post(i: int, body: bytes, headers: dict[str, str]) -> None:
-            async with limit:
-                client = clients[i % len(clients)]
-                response = await client.post("/webhook", content=body, headers=headers)
-                response.raise_for_status()
-
-        await asyncio.gather(*(post(i, b, h) for i, (b, h) in enumerate(deliveries)))
-    finally:
-        for client in clients:
-            await client.aclose()
-
-
 def run_once(
     setup: Setup,
     bots: list[RunningPerfbot],
@@ -138,20 +119,14 @@ def run_once(
     postmaster: int | None,
     log_tail: Callable[[], str],
 ) -> Result:
-    if setup.warmup:  # untimed: what each process does once is not charged to the events
-        asyncio.run(_post_all([str(bot.client.base_url) for bot in bots], setup.warmup))
-        with httpx.Client(base_url=setup.api_url, timeout=10) as control:
-            wait_until(
-                lambda: control.get("/__bench/warmed").json()["commented"] == len(setup.warmup),
-                600,
-                "the warm-up comments",
-            )
+    urls = [str(bot.client.base_url) for bot in bots]
+    warm_up(setup, urls)  # untimed: what each process does once is not charged
     pids = [bot.process.pid for bot in bots]
     perfbot_before = sum(process_cpu(pid) for pid in pids)
     pg_before = postgres_cpu(postmaster) if postmaster else 0.0
     fake_before = process_cpu(setup.fake_pid)
     start = time.perf_counter()
-    asyncio.run(_post_all([str(bot.client.base_url) for bot in bots], setup.deliveries))
+    asyncio.run(post_all(urls, setup.deliveries))
     posted = time.perf_counter() - start
     with httpx.Client(base_url=setup.api_url, timeout=10) as control:
         try:

@@ -28,7 +28,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeprocess import fake_github
+from fakeprocess import fake_github, post_all, warm_up
 
 from tests.fakegithub import Pull
 from tests.harness import (
@@ -60,18 +60,11 @@ def events_per_second(
             PERFBOT_PRIVATE_KEY=setup.private_key,  # the key this fake trusts
         )
         with perfbot_process(env, Path(tmp) / "perfbot.log") as bot:
-            if warmup:
-                asyncio.run(_post_all(str(bot.client.base_url), setup.warmup))
-                with httpx.Client(base_url=setup.api_url, timeout=10) as control:
-                    wait_until(
-                        lambda: control.get("/__bench/warmed").json()["commented"] == warmup,
-                        timeout=300,
-                        what="the warm-up comments",
-                    )
+            warm_up(setup, [str(bot.client.base_url)])
             cpu_before = _cpu_seconds(bot.process.pid)
             fake_cpu_before = _cpu_seconds(setup.fake_pid)
             start = time.perf_counter()
-            asyncio.run(_post_all(str(bot.client.base_url), setup.deliveries))
+            asyncio.run(post_all([str(bot.client.base_url)], setup.deliveries))
             posted = time.perf_counter() - start
             with httpx.Client(base_url=setup.api_url, timeout=10) as control:
                 try:
@@ -99,19 +92,6 @@ def _cpu_seconds(pid: int) -> float:
         for child in (task / "children").read_text().split()
     ]
     return ticks / os.sysconf("SC_CLK_TCK") + sum(_cpu_seconds(child) for child in children)
-
-
-async def _post_all(base_url: str, deliveries: list[tuple[bytes, dict[str, str]]]) -> None:
-    """Deliver concurrently, as GitHub does, over a few kept-alive connections."""
-    limit = asyncio.Semaphore(16)
-    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
-
-        async def post(body: bytes, headers: dict[str, str]) -> None:
-            async with limit:
-                response = await client.post("/webhook", content=body, headers=headers)
-                response.raise_for_status()
-
-        await asyncio.gather(*(post(body, headers) for body, headers in deliveries))
 
 
 def calls_per_event() -> dict[str, int]:
