@@ -59,3 +59,23 @@ async def test_a_refused_delivery_is_answered_before_the_store_is_touched(tmp_pa
     response = await post(endpoint(tmp_path, BrokenStore()), b"{}", **{"x-github-event": "push"})
     assert response.status_code == 401
     assert response.json() == {"error": "missing or malformed X-Hub-Signature-256 header"}
+
+
+async def test_a_sender_that_hangs_up_mid_body_gets_no_answer_and_stores_nothing(
+    tmp_path: Path,
+) -> None:
+    messages: list[dict[str, object]] = [
+        {"type": "http.request", "body": b'{"action": ', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[object] = []
+
+    async def receive() -> dict[str, object]:
+        return messages.pop(0)
+
+    async def send(message: object) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/webhook", "headers": []}
+    await endpoint(tmp_path, BrokenStore())(scope, receive, send)  # the store is never asked
+    assert sent == []
