@@ -121,26 +121,13 @@ def test_a_killed_process_loses_nothing(tmp_path: Path) -> None:
 
 def test_missing_settings_stop_startup_with_one_sentence(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFBOT_")}
-    result = _serve(env, tmp_path)
-    assert result.returncode == 2
-    assert result.stderr.strip().startswith("perfbot: PERFBOT_APP_ID is not set")
-    assert "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+    assert _refused_start_up(env, tmp_path).startswith("perfbot: PERFBOT_APP_ID is not set")
 
 
 def test_invalid_key_stops_startup(tmp_path: Path) -> None:
     env = {**os.environ, **settings_env("http://127.0.0.1:9", tmp_path / "db")}
     env["PERFBOT_PRIVATE_KEY"] = "not a key"
-    result = subprocess.run(
-        [sys.executable, "-m", "perfbot", "serve", "--port", "0"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 2
-    assert "not a PEM key" in result.stderr
+    assert "not a PEM key" in _refused_start_up(env, tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -156,13 +143,10 @@ def test_unusable_database_stops_startup_without_its_password(
 ) -> None:
     env = {**os.environ, **settings_env("http://127.0.0.1:9", tmp_path / "db")}
     env["PERFBOT_DATABASE_URL"] = database
-    result = _serve(env, tmp_path)
-    assert result.returncode == 2
-    assert result.stderr.startswith("perfbot: the database is not usable:")
-    assert expected in result.stderr
-    assert "s3cret-pw" not in result.stderr
-    assert "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+    refusal = _refused_start_up(env, tmp_path)
+    assert refusal.startswith("perfbot: the database is not usable:")
+    assert expected in refusal
+    assert "s3cret-pw" not in refusal
 
 
 def test_unreachable_github_is_retried_not_crashed(tmp_path: Path) -> None:
@@ -180,9 +164,9 @@ def test_unreachable_github_is_retried_not_crashed(tmp_path: Path) -> None:
     assert any(r.status == 502 for r in world.fake.requests)
 
 
-def _serve(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``perfbot serve`` run to its end (these tests expect it to stop at start-up)."""
-    return subprocess.run(
+def _refused_start_up(env: dict[str, str], cwd: Path) -> str:
+    """Run ``perfbot serve``, which must stop at start-up with one line: that line."""
+    result = subprocess.run(
         [sys.executable, "-m", "perfbot", "serve", "--port", "0"],
         env=env,
         capture_output=True,
@@ -191,3 +175,7 @@ def _serve(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
         check=False,
         cwd=cwd,
     )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    return result.stderr.strip()
