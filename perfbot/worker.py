@@ -25,7 +25,9 @@ from perfbot.store.base import Job, Store
 
 log = logging.getLogger("perfbot.worker")
 
-Handler = Callable[[JobContext, dict[str, Any]], Awaitable[None]]
+# A handler returns how its job ended, in one line ("ignored: ...", "comment 12 on PR 7 is
+# up to date"); the worker records it with the job, so an absence can be told from a crash.
+Handler = Callable[[JobContext, dict[str, Any]], Awaitable[str | None]]
 HANDLERS: dict[str, Handler] = {
     "workflow_run": on_workflow_run,
     "issue_comment": on_issue_comment,
