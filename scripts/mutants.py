@@ -1,0 +1,194 @@
+"""Switch one safeguard off at a time and check that the test suite notices.
+
+Each mutant replaces the body of one function in a copy of the checkout (found by its
+qualified name with ``ast``, so the mutant survives unrelated edits to the module) and
+runs the tests against that copy; a mutant is *killed* when pytest fails. The copy is
+put first on ``PYTHONPATH``, so ``perfbot serve`` subprocesses run the mutant too.
+
+    .venv/bin/python scripts/mutants.py            # every mutant; exit 1 if one survives
+    .venv/bin/python scripts/mutants.py mute-label # only the named ones
+    .venv/bin/python scripts/mutants.py --list
+
+The figure printed last is the kill ratio: killed / applied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# Not copied: caches, the virtual environment and git's own files.
+IGNORED = shutil.ignore_patterns(
+    ".git", ".venv", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", "*.db*"
+)
+# A survivor costs a whole run of these; a killed mutant usually stops within seconds.
+TIME_LIMIT_SECONDS = 900
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    what: str  # the safeguard switched off, in words
+    path: str  # the module, relative to the checkout
+    function: str  # qualified name: "Class.method" or "function"
+    body: str  # the replacement body (Python source, unindented)
+    tests: tuple[str, ...] = ("tests",)  # what to run; the suite by default
+
+
+MUTANTS = (
+    Mutant(
+        "mute-label",
+        "the PR's mute label is ignored",
+        "perfbot/repoconfig.py",
+        "RepoConfig.mutes",
+        "return False",
+    ),
+    Mutant(
+        "deny-list",
+        "the operator's PERFBOT_DISABLED_REPOS is ignored",
+        "perfbot/settings.py",
+        "Settings.repo_disabled",
+        "return False",
+    ),
+    Mutant(
+        "pull-proof",
+        "the PR proof accepts any open PR",
+        "perfbot/pullproof.py",
+        "mismatch",
+        'return None if pull.state == "open" else f"PR {pull.number} is {pull.state}"',
+    ),
+    Mutant(
+        "workflows-filter",
+        "the workflows: filter accepts every run",
+        "perfbot/repoconfig.py",
+        "RepoConfig.matches_workflow",
+        "return True",
+    ),
+    Mutant(
+        "signature",
+        "the webhook signature check is skipped",
+        "perfbot/webhooks.py",
+        "verify_signature",
+        "return None",
+    ),
+    Mutant(
+        "unescaped",
+        "report text reaches the comment unescaped",
+        "perfbot/escape.py",
+        "text",
+        "return value",
+    ),
+)
+
+
+# The unmutated copy: it must pass, or a "kill" could be the copy's fault.
+CONTROL = Mutant("control", "nothing (the copy as it is)", "", "", "")
+
+
+def apply(mutant: Mutant, tree: Path) -> None:
+    """Replace ``mutant.function``'s body in the copy at ``tree``."""
+    module = tree / mutant.path
+    source = module.read_text()
+    node = _find(ast.parse(source), mutant.function.split("."))
+    if node is None:
+        raise SystemExit(f"{mutant.name}: {mutant.function} not found in {mutant.path}")
+    lines = source.splitlines(keepends=True)
+    first, last = node.body[0].lineno - 1, node.body[-1].end_lineno or node.body[-1].lineno
+    indent = " " * (node.col_offset + 4)
+    body = textwrap.indent(textwrap.dedent(mutant.body).strip() + "\n", indent)
+    # A one-line function (``def f(): return x``) keeps its body on the def line.
+    if node.body[0].lineno == node.lineno:
+        raise SystemExit(f"{mutant.name}: {mutant.function} has its body on the def line")
+    module.write_text("".join([*lines[:first], body, *lines[last:]]))
+
+
+def _find(
+    tree: ast.Module | ast.ClassDef, names: list[str]
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and len(names) > 1 and node.name == names[0]:
+            return _find(node, names[1:])
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and len(names) == 1
+            and node.name == names[0]
+        ):
+            return node
+    return None
+
+
+def run(mutant: Mutant, python: str) -> tuple[bool, str, float]:
+    """(killed, the first failing test or why it survived, seconds)."""
+    with tempfile.TemporaryDirectory(prefix=f"perfbot-mutant-{mutant.name}-") as scratch:
+        # The copy sits beside a link to ../shared, where the tests look for fixtures.
+        tree = Path(scratch) / "main"
+        shutil.copytree(ROOT, tree, ignore=IGNORED, symlinks=True)
+        (Path(scratch) / "shared").symlink_to(ROOT.parent / "shared")
+        # The lint tests run tools from the virtual environment by its relative path.
+        (tree / ".venv").symlink_to(ROOT / ".venv")
+        if mutant is not CONTROL:
+            apply(mutant, tree)
+        env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+        started = time.monotonic()
+        try:
+            result = subprocess.run(
+                [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests],
+                cwd=tree,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=TIME_LIMIT_SECONDS,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return True, f"timed out after {TIME_LIMIT_SECONDS} s (counted as killed)", 0.0
+        seconds = time.monotonic() - started
+    if result.returncode == 0:
+        return False, "every test passed", seconds
+    if result.returncode not in (1,):
+        tail = (result.stdout + result.stderr).strip().splitlines()[-3:]
+        raise SystemExit(f"{mutant.name}: pytest exited {result.returncode}: {' | '.join(tail)}")
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED")]
+    return True, failed[0] if failed else "a test failed", seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="mutants to run (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    args = parser.parse_args()
+    chosen = [m for m in MUTANTS if not args.names or m.name in args.names]
+    unknown = set(args.names) - {m.name for m in MUTANTS}
+    if unknown:
+        parser.error(f"unknown mutant(s): {', '.join(sorted(unknown))}")
+    if args.list:
+        for mutant in MUTANTS:
+            print(f"{mutant.name:18} {mutant.what} ({mutant.path} {mutant.function})")
+        return 0
+    passed, detail, seconds = run(CONTROL, sys.executable)
+    print(f"{'control':18} {'passed' if not passed else 'FAILED':9} {seconds:6.1f} s  {detail}")
+    if passed:
+        print("the unmutated copy fails its tests: no mutant can be judged", file=sys.stderr)
+        return 2
+    killed = 0
+    for mutant in chosen:
+        dead, detail, seconds = run(mutant, sys.executable)
+        killed += dead
+        verdict = "killed" if dead else "SURVIVED"
+        print(f"{mutant.name:18} {verdict:9} {seconds:6.1f} s  {detail}", flush=True)
+    print(f"kill ratio: {killed}/{len(chosen)}")
+    return 0 if killed == len(chosen) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
