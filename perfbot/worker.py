@@ -165,8 +165,9 @@ class Worker:
                 job.installation_id
             ):
                 # Its owner suspended perfbot: not one call for it until unsuspended.
-                job_log.info("skipped: installation %s is suspended", job.installation_id)
-                await self._store.complete(job.id, owner, self._clock())
+                skipped = f"skipped: installation {job.installation_id} is suspended"
+                job_log.info("%s", skipped)
+                await self._store.complete(job.id, owner, self._clock(), reason=skipped)
                 return "skipped"
             ctx = JobContext(
                 delivery_id=job.delivery_id,
@@ -181,7 +182,7 @@ class Worker:
                 log=job_log,
             )
             async with ctx.installation:
-                await handler(ctx, json.loads(job.payload))
+                reason = await handler(ctx, json.loads(job.payload))
         except (BadPayload, json.JSONDecodeError) as exc:
             return await self._give_up(job, owner, str(exc), job_log)
         except RateLimited as exc:
@@ -194,7 +195,7 @@ class Worker:
             # A bug or an unforeseen failure: the trace goes to the operator's log only.
             job_log.exception("job failed unexpectedly")
             return await self._retry(job, owner, f"internal error ({type(exc).__name__})", job_log)
-        await self._store.complete(job.id, owner, self._clock())
+        await self._store.complete(job.id, owner, self._clock(), reason=_one_line(reason))
         return "done"
 
     async def _retry(
@@ -221,3 +222,14 @@ class Worker:
         job_log.error("gave up: %s", error)
         await self._store.give_up(job.id, owner, error, self._clock())
         return "failed"
+
+
+REASON_MAX_CHARS = 300
+
+
+def _one_line(reason: str | None) -> str | None:
+    """The handler's reason as one bounded line: it may quote a name from a payload."""
+    if reason is None:
+        return None
+    line = " ".join(reason.split())
+    return line if len(line) <= REASON_MAX_CHARS else line[: REASON_MAX_CHARS - 1] + "…"

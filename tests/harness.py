@@ -3,10 +3,12 @@ signed deliveries, and perfbot running against the fake (in-process or as a proc
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -23,6 +25,7 @@ import uvicorn
 
 from perfbot.app import create_app
 from perfbot.settings import Settings
+from perfbot.store import JobOutcome, JobStatus
 from tests.fakegithub import CheckRun, Comment, FakeGitHub, Pull, Repo, Run, rsa_keypair
 from tests.paths import shared
 
@@ -218,8 +221,16 @@ def settings_env(github_url: str, database: Path, **extra: str) -> dict[str, str
     }
 
 
+class ServiceClient(httpx.Client):
+    """A client of the in-process service, knowing the service's database."""
+
+    def __init__(self, database: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.database = database
+
+
 @contextmanager
-def in_process_service(world: World, database: Path, **extra: str) -> Iterator[httpx.Client]:
+def in_process_service(world: World, database: Path, **extra: str) -> Iterator[ServiceClient]:
     """perfbot's app and workers under uvicorn in a thread of this process, on 127.0.0.1.
 
     GitHub is the fake's in-process transport, so tests can read the fake's state
@@ -245,7 +256,9 @@ def in_process_service(world: World, database: Path, **extra: str) -> Iterator[h
     )
     thread = threading.Thread(target=lambda: server.run(sockets=[sock]), daemon=True)
     thread.start()
-    client = httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=10)
+    client = ServiceClient(
+        database, base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=10
+    )
     try:
         wait_until(lambda: server.started or not thread.is_alive(), 15, "perfbot to start")
         if not server.started:
@@ -266,13 +279,76 @@ def wait_until(condition: Callable[[], bool], timeout: float = 15.0, what: str =
         time.sleep(0.02)
 
 
-def wait_idle(get: Callable[[str], Any], timeout: float = 15.0) -> None:
-    """Until perfbot's queue is empty (every delivery's job done, failed or waiting)."""
+def wait_idle(
+    get: Callable[[str], Any],
+    timeout: float = 15.0,
+    *,
+    database: Path | None = None,
+    failures_expected: bool = False,
+) -> None:
+    """Until perfbot's queue is empty; then fails if a job ended FAILED (a crash is not
+    idleness) unless ``failures_expected``.
+
+    ``database`` is the service's SQLite file; by default that of the in-process service
+    ``get`` belongs to (``ServiceClient``).
+    """
 
     def idle() -> bool:
         return bool(get("/healthz").json()["queue_depth"] == 0)
 
     wait_until(idle, timeout, "an empty job queue")
+    if database is None:
+        database = getattr(getattr(get, "__self__", None), "database", None)
+    if database is None:
+        raise AssertionError("wait_idle needs the service's database to tell done from failed")
+    failed = failed_jobs(database)
+    if failed and not failures_expected:
+        listed = "; ".join(f"delivery {delivery}: {error}" for delivery, error in failed)
+        raise AssertionError(f"{len(failed)} job(s) ended FAILED: {listed}")
+
+
+def _read_only(database: Path) -> sqlite3.Connection:
+    # Read-only and beside the service's own connections (WAL lets readers in).
+    return sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)
+
+
+def failed_jobs(database: Path) -> list[tuple[str, str | None]]:
+    """(delivery id, last error) of every job in ``database`` that ended FAILED."""
+    with contextlib.closing(_read_only(database)) as conn:
+        rows = conn.execute(
+            "SELECT delivery_id, last_error FROM jobs WHERE status = 'failed' ORDER BY id"
+        ).fetchall()
+    return [(str(delivery), error) for delivery, error in rows]
+
+
+def job_outcome(database: Path, delivery_id: str) -> JobOutcome | None:
+    """How the job of ``delivery_id`` stands or ended, read from the service's database."""
+    with contextlib.closing(_read_only(database)) as conn:
+        row = conn.execute(
+            "SELECT status, attempts, last_error, reason FROM jobs WHERE delivery_id = ?"
+            " ORDER BY id DESC LIMIT 1",
+            (delivery_id,),
+        ).fetchone()
+    if row is None:
+        return None
+    status, attempts, last_error, reason = row
+    return JobOutcome(JobStatus(status), int(attempts), last_error, reason)
+
+
+def assert_done(database: Path, delivery_id: str, *words: str) -> str | None:
+    """The proof that a job ran which posted nothing: it ended DONE, with a reason
+    containing each of ``words``. Returns the reason."""
+    outcome = job_outcome(database, delivery_id)
+    assert outcome is not None, f"delivery {delivery_id} has no job"
+    assert outcome.status is JobStatus.DONE, (
+        f"the job of delivery {delivery_id} is {outcome.status}: {outcome.last_error}"
+    )
+    for word in words:
+        assert word in (outcome.reason or ""), (
+            f"the job of delivery {delivery_id} ended with reason {outcome.reason!r},"
+            f" not one saying {word!r}"
+        )
+    return outcome.reason
 
 
 def free_port() -> int:

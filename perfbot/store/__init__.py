@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import urlsplit
 
-from perfbot.store.base import Job, JobStatus, NewJob, PullState, Store
+from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, Store
 from perfbot.store.postgres import DEFAULT_POOL_SIZE, DatabaseUnavailable, PostgresStore
 from perfbot.store.sqlite import SQLiteStore
 
 __all__ = [
     "DatabaseUnavailable",
     "Job",
+    "JobOutcome",
     "JobStatus",
     "NewJob",
     "PostgresStore",

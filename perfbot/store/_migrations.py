@@ -90,6 +90,8 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )
         """,
     ),
+    # 5: how a job ended, in its handler's words (a DONE job's reason: "ignored: ...").
+    ("ALTER TABLE jobs ADD COLUMN reason TEXT",),
 )
 
 

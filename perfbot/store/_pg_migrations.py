@@ -103,6 +103,8 @@ PG_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )
         """,
     ),
+    # 5: how a job ended, in its handler's words (a DONE job's reason: "ignored: ...").
+    ("ALTER TABLE jobs ADD COLUMN reason TEXT",),
 )
 
 # The session-level key space of pg_advisory_xact_lock(bigint): perfbot's migration lock.

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, Final
 
-from perfbot.store.base import Job, PullState
+from perfbot.store.base import Job, JobOutcome, JobStatus, PullState
 
 # The columns of a job that ``job_from_row`` reads, in its order.
 JOB_COLUMNS: Final = (
@@ -73,3 +73,9 @@ def job_from_row(row: Sequence[Any]) -> Job:
         lease_owner=lease_owner,
         lease_until=float(lease_until),
     )
+
+
+def outcome_from_row(row: Sequence[Any]) -> JobOutcome:
+    """A JobOutcome from a row of (status, attempts, last_error, reason)."""
+    status, attempts, last_error, reason = row
+    return JobOutcome(JobStatus(status), int(attempts), last_error, reason)

@@ -49,6 +49,21 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class JobOutcome:
+    """How a delivery's job stands or ended, for the operator and the tests.
+
+    ``reason`` is the handler's one line on how a DONE job ended ("ignored: the operator
+    disabled acme/widget"); ``last_error`` the latest failure (of a FAILED job, why it gave
+    up; of a QUEUED one, why it waits for a retry).
+    """
+
+    status: JobStatus
+    attempts: int
+    last_error: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class PullState:
     """What perfbot remembers of one pull request."""
 
@@ -109,7 +124,10 @@ class Store(Protocol):
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
         """Keep a long job's lease; False if the job is no longer ours."""
 
-    async def complete(self, job_id: int, owner: str, now: float) -> None: ...
+    async def complete(
+        self, job_id: int, owner: str, now: float, reason: str | None = None
+    ) -> None:
+        """DONE, with ``reason``: how the job ended, in its handler's words."""
 
     async def retry_later(
         self, job_id: int, owner: str, due_at: float, error: str, now: float
@@ -123,6 +141,9 @@ class Store(Protocol):
 
     async def job_status(self, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:
         """(status, attempts, last_error) of a delivery's job, or None."""
+
+    async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
+        """The status, attempts, last error and done reason of a delivery's job, or None."""
 
     # Locks ---------------------------------------------------------------------------
 

@@ -21,12 +21,13 @@ from perfbot.store._pg_migrations import migrate
 from perfbot.store._rows import (
     JOB_COLUMNS,
     job_from_row,
+    outcome_from_row,
     pull_from_row,
     pull_row,
     select_pull,
     upsert_pull,
 )
-from perfbot.store.base import Job, JobStatus, NewJob, PullState
+from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState
 
 T = TypeVar("T")
 
@@ -348,11 +349,13 @@ class PostgresStore:
     # complete, retry_later and give_up accept an expired lease nobody took over: the work
     # was done (or failed) all the same, and running it again would gain nothing.
 
-    async def complete(self, job_id: int, owner: str, now: float) -> None:
+    async def complete(
+        self, job_id: int, owner: str, now: float, reason: str | None = None
+    ) -> None:
         await self._execute(
-            "UPDATE jobs SET status = 'done', finished_at = %s"
+            "UPDATE jobs SET status = 'done', finished_at = %s, reason = %s"
             " WHERE id = %s AND status = 'running' AND lease_owner = %s",
-            (now, job_id, owner),
+            (now, None if reason is None else _storable(reason), job_id, owner),
         )
 
     async def retry_later(
@@ -389,6 +392,14 @@ class PostgresStore:
             return None
         status, attempts, last_error = row
         return JobStatus(status), int(attempts), last_error
+
+    async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
+        row = await self._fetchone(
+            "SELECT status, attempts, last_error, reason FROM jobs WHERE delivery_id = %s"
+            " ORDER BY id DESC LIMIT 1",
+            (delivery_id,),
+        )
+        return None if row is None else outcome_from_row(row)
 
     # Locks -------------------------------------------------------------------------------------
 

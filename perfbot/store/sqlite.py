@@ -19,12 +19,13 @@ from perfbot.store._migrations import migrate
 from perfbot.store._rows import (
     JOB_COLUMNS,
     job_from_row,
+    outcome_from_row,
     pull_from_row,
     pull_row,
     select_pull,
     upsert_pull,
 )
-from perfbot.store.base import Job, JobStatus, NewJob, PullState
+from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -256,12 +257,14 @@ class SQLiteStore:
     # complete, retry_later and give_up accept an expired lease nobody took over: the work
     # was done (or failed) all the same, and running it again would gain nothing.
 
-    async def complete(self, job_id: int, owner: str, now: float) -> None:
+    async def complete(
+        self, job_id: int, owner: str, now: float, reason: str | None = None
+    ) -> None:
         await self._run(
             _write_owned,
-            "UPDATE jobs SET status = 'done', finished_at = ?"
+            "UPDATE jobs SET status = 'done', finished_at = ?, reason = ?"
             " WHERE id = ? AND status = 'running' AND lease_owner = ?",
-            (now, job_id, owner),
+            (now, reason, job_id, owner),
         )
 
     async def retry_later(
@@ -288,6 +291,9 @@ class SQLiteStore:
 
     async def job_status(self, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:
         return await self._run(_job_status, delivery_id)
+
+    async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
+        return await self._run(_job_outcome, delivery_id)
 
     async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
         # A lock is held while expires_at >= now, like a lease.
@@ -485,6 +491,15 @@ def _job_status(
         return None
     status, attempts, last_error = row
     return JobStatus(status), int(attempts), last_error
+
+
+def _job_outcome(conn: sqlite3.Connection, delivery_id: str) -> JobOutcome | None:
+    row = conn.execute(
+        "SELECT status, attempts, last_error, reason FROM jobs WHERE delivery_id = ?"
+        " ORDER BY id DESC LIMIT 1",
+        (delivery_id,),
+    ).fetchone()
+    return None if row is None else outcome_from_row(row)
 
 
 def _get_pull(conn: sqlite3.Connection, repo_id: int, number: int) -> PullState | None:

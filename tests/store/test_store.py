@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from perfbot.store import (
+    JobOutcome,
     JobStatus,
     NewJob,
     PostgresStore,
@@ -272,6 +273,32 @@ async def test_complete_finishes_the_job(store: Store) -> None:
     assert await store.job_status("d1") == (JobStatus.DONE, 1, None)
     assert await store.queue_depth(NOW + 1) == 0
     assert await store.claim("w1", LEASE, NOW + 1_000) is None
+
+
+async def test_complete_keeps_the_handlers_reason(store: Store) -> None:
+    await enqueue(store, "d1")
+    await enqueue(store, "d2", key="pr-2")
+    assert await store.job_outcome("d1") == JobOutcome(JobStatus.QUEUED, 0, None, None)
+    first = await store.claim("w1", LEASE, NOW)
+    second = await store.claim("w1", LEASE, NOW)
+    assert first is not None and second is not None
+    await store.complete(first.id, "w1", NOW + 1, reason="ignored: the operator disabled a/b")
+    await store.complete(second.id, "w1", NOW + 1)
+    assert await store.job_outcome(first.delivery_id) == JobOutcome(
+        JobStatus.DONE, 1, None, "ignored: the operator disabled a/b"
+    )
+    assert await store.job_outcome(second.delivery_id) == JobOutcome(JobStatus.DONE, 1, None, None)
+    assert await store.job_outcome("nope") is None
+
+
+async def test_a_failed_jobs_outcome_names_its_error(store: Store) -> None:
+    await enqueue(store, "d1")
+    job = await store.claim("w1", LEASE, NOW)
+    assert job is not None
+    await store.give_up(job.id, "w1", "404 from the API", NOW + 1)
+    assert await store.job_outcome("d1") == JobOutcome(
+        JobStatus.FAILED, 1, "404 from the API", None
+    )
 
 
 async def test_give_up_fails_the_job_for_good(store: Store) -> None:
