@@ -15,7 +15,8 @@ RUN python -m venv /opt/perfbot
 # Only what the package needs: the build context's .env, keys and databases never enter it.
 COPY pyproject.toml README.md ./
 COPY perfbot ./perfbot
-RUN /opt/perfbot/bin/pip install --no-cache-dir '.[app]'
+# The App is perfbot's base install; the postgres extra lets one image serve either store.
+RUN /opt/perfbot/bin/pip install --no-cache-dir '.[postgres]'
 
 FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \

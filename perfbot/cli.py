@@ -233,12 +233,23 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # Imported here so that `perfbot compare` does not pay for the service stack.
     import asyncio
 
-    import uvicorn
+    try:
+        import uvicorn
 
-    from perfbot import logs
-    from perfbot.app import create_app
-    from perfbot.processes import serve_processes, server_config
-    from perfbot.settings import Settings, SettingsError, load_env_file
+        from perfbot import logs
+        from perfbot.app import create_app
+        from perfbot.processes import serve_processes, server_config
+        from perfbot.settings import Settings, SettingsError, load_env_file
+    except ModuleNotFoundError as exc:
+        # A partial install (pip --no-deps, a distribution's package): one sentence, no
+        # traceback. The App's dependencies are perfbot's own, so a reinstall brings them.
+        print(
+            f"perfbot: `perfbot serve` needs the Python package {exc.name!r}, which is not "
+            "installed: reinstall perfbot with `pip install perfbot` (add `[postgres]` for "
+            "PostgreSQL).",
+            file=err,
+        )
+        return EXIT_USAGE
 
     try:
         load_env_file(os.environ)  # .env (or $PERFBOT_ENV_FILE); set variables win

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, Store
-from perfbot.store.postgres import DEFAULT_POOL_SIZE, DatabaseUnavailable, PostgresStore
+from perfbot.store.base import Job, JobStatus, NewJob, PullState, Store
 from perfbot.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from perfbot.store.postgres import DatabaseUnavailable, PostgresStore
 
 __all__ = [
     "DatabaseUnavailable",
     "Job",
-    "JobOutcome",
     "JobStatus",
     "NewJob",
     "PostgresStore",
@@ -30,7 +31,7 @@ _ACCEPTED: Final = (
 )
 
 
-def open_store(database_url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> Store:
+def open_store(database_url: str, *, pool_size: int | None = None) -> Store:
     """The store ``database_url`` names; call ``setup()`` on it before use.
 
     ``pool_size`` caps a PostgreSQL store's connections (SQLite has one). A malformed URL
@@ -39,6 +40,18 @@ def open_store(database_url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> Stor
     """
     scheme, sep, _ = database_url.partition("://")
     if sep and scheme.split("+")[0].lower() in _POSTGRES_SCHEMES:
+        try:
+            from perfbot.store.postgres import PostgresStore  # noqa: PLC0415
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("psycopg"):
+                raise
+            # psycopg is the optional extra `postgres` (pyproject.toml).
+            raise ValueError(
+                "a postgresql:// database needs the PostgreSQL driver, which is not installed:"
+                " pip install 'perfbot[postgres]'"
+            ) from None
+        if pool_size is None:
+            return PostgresStore(database_url)
         return PostgresStore(database_url, pool_size=pool_size)
     if database_url.startswith(_SQLITE_PREFIX) and len(database_url) > len(_SQLITE_PREFIX):
         # sqlite:///a.db is the relative path a.db; sqlite:////a.db keeps its slash: /a.db.
@@ -56,3 +69,12 @@ def _without_password(url: str) -> str:
     except ValueError:
         return url.partition("://")[0] + "://…"
     return url.replace(f":{password}@", ":***@", 1) if password else url
+
+
+def __getattr__(name: str) -> Any:
+    """The PostgreSQL store's names, imported on first use: psycopg is an optional extra."""
+    if name in ("DatabaseUnavailable", "PostgresStore"):
+        from perfbot.store import postgres  # noqa: PLC0415
+
+        return getattr(postgres, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

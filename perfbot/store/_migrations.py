@@ -92,6 +92,16 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     # 5: how a job ended, in its handler's words (a DONE job's reason: "ignored: ...").
     ("ALTER TABLE jobs ADD COLUMN reason TEXT",),
+    # 6: the newest sweep for missed deliveries (one row): when it started, and the cursor.
+    (
+        """
+        CREATE TABLE redelivery_sweep (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            started_at REAL NOT NULL,
+            cursor REAL
+        )
+        """,
+    ),
 )
 
 

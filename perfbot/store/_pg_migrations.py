@@ -105,6 +105,16 @@ PG_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     # 5: how a job ended, in its handler's words (a DONE job's reason: "ignored: ...").
     ("ALTER TABLE jobs ADD COLUMN reason TEXT",),
+    # 6: the newest sweep for missed deliveries (one row): when it started, and the cursor.
+    (
+        """
+        CREATE TABLE redelivery_sweep (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            started_at DOUBLE PRECISION NOT NULL,
+            cursor DOUBLE PRECISION
+        )
+        """,
+    ),
 )
 
 # The session-level key space of pg_advisory_xact_lock(bigint): perfbot's migration lock.

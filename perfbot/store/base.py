@@ -64,6 +64,19 @@ class JobOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class SweepRecord:
+    """The newest sweep for missed deliveries, by any process (``perfbot.redeliver``).
+
+    ``started_at``: when it started, on its process's clock. ``cursor``: the
+    ``delivered_at`` (GitHub's time) of the newest attempt the newest complete sweep read,
+    or None before the first complete sweep.
+    """
+
+    started_at: float
+    cursor: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class PullState:
     """What perfbot remembers of one pull request."""
 
@@ -111,6 +124,16 @@ class Store(Protocol):
     async def release_redelivery(self, guid: str) -> None:
         """Undo a claim whose request GitHub turned down without acting on it (a rate
         limit), so that a later sweep may ask again."""
+
+    async def last_sweep(self) -> SweepRecord | None:
+        """The record of the newest sweep for missed deliveries, or None before the first."""
+
+    async def sweep_started(self, now: float) -> None:
+        """Record that a sweep starts at ``now`` (the cursor is kept)."""
+
+    async def sweep_finished(self, cursor: float) -> None:
+        """Keep ``cursor`` for the next sweep, unless the record's is newer already (a
+        slower sweep finishing late never moves it back). Needs ``sweep_started`` first."""
 
     # The queue -----------------------------------------------------------------------
 

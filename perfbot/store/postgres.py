@@ -27,7 +27,7 @@ from perfbot.store._rows import (
     select_pull,
     upsert_pull,
 )
-from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState
+from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, SweepRecord
 
 T = TypeVar("T")
 
@@ -291,6 +291,25 @@ class PostgresStore:
 
     async def release_redelivery(self, guid: str) -> None:
         await self._execute("DELETE FROM redeliveries WHERE guid = %s", (guid,))
+
+    async def last_sweep(self) -> SweepRecord | None:
+        row = await self._fetchone(
+            "SELECT started_at, cursor FROM redelivery_sweep WHERE id = 1", ()
+        )
+        return None if row is None else SweepRecord(started_at=row[0], cursor=row[1])
+
+    async def sweep_started(self, now: float) -> None:
+        await self._execute(
+            "INSERT INTO redelivery_sweep (id, started_at) VALUES (1, %s)"
+            " ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at",
+            (now,),
+        )
+
+    async def sweep_finished(self, cursor: float) -> None:
+        # GREATEST ignores a NULL: the first cursor is taken as it is.
+        await self._execute(
+            "UPDATE redelivery_sweep SET cursor = GREATEST(cursor, %s) WHERE id = 1", (cursor,)
+        )
 
     # The queue ----------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from perfbot.store._rows import (
     select_pull,
     upsert_pull,
 )
-from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState
+from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, SweepRecord
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -241,6 +241,25 @@ class SQLiteStore:
     async def release_redelivery(self, guid: str) -> None:
         await self._run(_write_owned, "DELETE FROM redeliveries WHERE guid = ?", (guid,))
 
+    async def last_sweep(self) -> SweepRecord | None:
+        return await self._run(_last_sweep)
+
+    async def sweep_started(self, now: float) -> None:
+        await self._run(
+            _write_owned,
+            "INSERT INTO redelivery_sweep (id, started_at) VALUES (1, ?)"
+            " ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at",
+            (now,),
+        )
+
+    async def sweep_finished(self, cursor: float) -> None:
+        # SQLite's two-argument MAX() is NULL if either is: hence the COALESCE.
+        await self._run(
+            _write_owned,
+            "UPDATE redelivery_sweep SET cursor = MAX(COALESCE(cursor, ?), ?) WHERE id = 1",
+            (cursor, cursor),
+        )
+
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
         return await self._run(_claim, owner, lease_seconds, now)
 
@@ -394,6 +413,11 @@ def _setup(conn: sqlite3.Connection) -> None:
 
 def _exists(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
     return conn.execute(sql, params).fetchone() is not None
+
+
+def _last_sweep(conn: sqlite3.Connection) -> SweepRecord | None:
+    row = conn.execute("SELECT started_at, cursor FROM redelivery_sweep WHERE id = 1").fetchone()
+    return None if row is None else SweepRecord(started_at=row[0], cursor=row[1])
 
 
 def _write_owned(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:

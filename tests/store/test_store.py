@@ -27,6 +27,7 @@ from perfbot.store import (
 )
 from perfbot.store import sqlite as sqlite_store
 from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
+from perfbot.store.base import SweepRecord
 
 NOW = 1_000.0
 LEASE = 60.0
@@ -157,6 +158,24 @@ async def test_a_redelivery_is_claimed_once_ever(connect: Connect) -> None:
 
     reopened = await connect()  # another process, or this one restarted, days later
     assert not await reopened.claim_redelivery("g1", NOW + 3 * 86_400)
+
+
+async def test_the_last_sweep_is_recorded_for_every_process(connect: Connect) -> None:
+    store = await connect()
+    assert await store.last_sweep() is None
+    await store.sweep_started(NOW)
+    assert await store.last_sweep() == SweepRecord(started_at=NOW, cursor=None)
+    await store.sweep_finished(NOW - 5)
+    assert await store.last_sweep() == SweepRecord(started_at=NOW, cursor=NOW - 5)
+
+    other = await connect()  # another process: sees the record, and replaces it
+    assert await other.last_sweep() == SweepRecord(started_at=NOW, cursor=NOW - 5)
+    await other.sweep_started(NOW + 300)
+    assert await store.last_sweep() == SweepRecord(started_at=NOW + 300, cursor=NOW - 5)
+    # The cursor only moves forward: a slow sweep finishing late never takes it back.
+    await other.sweep_finished(NOW + 290)
+    await store.sweep_finished(NOW + 100)
+    assert await store.last_sweep() == SweepRecord(started_at=NOW + 300, cursor=NOW + 290)
 
 
 # Claiming ----------------------------------------------------------------------------------
