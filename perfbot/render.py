@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from perfbot.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
-from perfbot.escape import code, text
+from perfbot.escape import code, short_sha, text
 
 MARKER = "<!-- perfbot:report -->"
 # GitHub refuses comment bodies over 65,536 characters; bytes are counted here, which is
@@ -122,8 +122,8 @@ def _provenance(context: RenderContext) -> str:
     if context.head_sha and context.base_sha:
         base = f" ({code(context.base_ref)})" if context.base_ref else ""
         parts.append(
-            f"Compared {code(context.head_sha[:7])} (this PR, rebased) "
-            f"with {code(context.base_sha[:7])}{base}"
+            f"Compared {short_sha(context.head_sha)} (this PR, rebased) "
+            f"with {short_sha(context.base_sha)}{base}"
         )
     if context.run_url:
         parts.append(f"[{text(context.run_label or 'measurement run')}]({context.run_url})")

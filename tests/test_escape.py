@@ -6,8 +6,21 @@ import html
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from perfbot.escape import ZWSP, clean, code, text
+from perfbot.escape import (
+    DEFAULT_IGNORABLE,
+    MAX_COMBINING_MARKS,
+    ZWSP,
+    clean,
+    code,
+    longest_mark_run,
+    short_sha,
+    text,
+)
+
+SHA = "a5c3785ed8d6a35868bc169f07e40e889087fd2e"
 
 
 @pytest.mark.parametrize(
@@ -17,6 +30,13 @@ from perfbot.escape import ZWSP, clean, code, text
         pytest.param("@org/team", "@org", id="team-mention"),
         pytest.param("fixes #123", "#123", id="reference"),
         pytest.param("owner/repo#9", "#9", id="cross-repo-reference"),
+        pytest.param("see GH-12", "GH-12", id="gh-reference"),
+        pytest.param("see gh-7", "gh-7", id="gh-reference-lower"),
+        pytest.param("see Gh-3", "Gh-3", id="gh-reference-mixed-case"),
+        pytest.param(SHA, SHA[:7], id="bare-sha"),
+        pytest.param(f"fixed in {SHA[:7]}", SHA[:7], id="short-sha"),
+        pytest.param(f"acme/widget@{SHA}", SHA[:7], id="repo-at-sha"),
+        pytest.param(f"mallory@{SHA}", SHA[:7], id="user-at-sha"),
         pytest.param("[x](https://evil.example)", "](", id="link"),
         pytest.param("![x](https://evil.example/a.png)", "![", id="image"),
         pytest.param("https://evil.example", "https://", id="autolink"),
@@ -68,3 +88,123 @@ def test_plain_names_stay_readable() -> None:
 
 def test_empty_code_says_so() -> None:
     assert code("\u202e") == "<code>(empty)</code>"
+
+
+# GitHub's references as they are found in the rendered (decoded) text.
+LIVE = {
+    "mention": re.compile(r"@[A-Za-z0-9]"),
+    "reference": re.compile(r"#[0-9]"),
+    "gh-reference": re.compile(r"gh-[0-9]", re.IGNORECASE),
+    "sha": re.compile(r"[0-9A-Fa-f]{7,}"),
+    "url": re.compile(r"://|www\.", re.IGNORECASE),
+}
+
+
+def assert_not_live(escaped: str) -> None:
+    # Markup is read in the raw body; references in the decoded text.
+    assert not re.search(r"<|\]\(|!\[|`|\|", escaped), escaped
+    decoded = html.unescape(escaped)
+    for name, pattern in LIVE.items():
+        assert not pattern.search(decoded), (name, escaped)
+    # The only invisible character left is the zero-width space perfbot itself inserts.
+    hidden = {char for char in decoded if char in DEFAULT_IGNORABLE} - {ZWSP}
+    assert not hidden, [f"U+{ord(char):04X}" for char in hidden]
+    assert longest_mark_run(decoded) <= MAX_COMBINING_MARKS, escaped
+
+
+@pytest.mark.parametrize(
+    "filler",
+    [
+        "\u3164",
+        "\u115f",
+        "\u1160",
+        "\uffa0",
+        "\u034f",
+        "\u17b4",
+        "\u180b",
+        "\ufe0f",
+        "\u2065",
+        "\ufff0",
+        "\U000e0100",
+        "\U000e0041",
+        "\U0001d173",
+        "\U0001bca0",
+        "\u00ad",
+    ],
+)
+def test_default_ignorable_and_filler_characters_are_dropped(filler: str) -> None:
+    # U+3164 and friends are letters (Lo) or marks (Mn), so no category rule catches them.
+    assert clean(f"rx{filler}{filler}tx") == "rxtx"
+    assert filler not in code(f"{filler}@{filler}admin")
+
+
+def test_a_name_of_fillers_only_is_empty() -> None:
+    assert code("\u3164\u3164") == "<code>(empty)</code>"
+
+
+def test_combining_stacks_are_cut() -> None:
+    zalgo = "Z" + "\u0301\u0316\u0334\u0358\u035c" * 20 + "a"
+    assert clean(zalgo) == "Z\u0301\u0316\u0334a"
+    assert longest_mark_run(text(zalgo)) == MAX_COMBINING_MARKS
+    # Real accented text keeps its marks.
+    assert clean("Ve\u0302\u0301t") == "Ve\u0302\u0301t"
+
+
+def test_gh_reference_and_sha_still_read_the_same() -> None:
+    for value in ("GH-12", f"acme/widget@{SHA}", "gh-7 and GH-3"):
+        assert html.unescape(text(value)).replace(ZWSP, "") == value
+
+
+def test_short_sha_keeps_seven_hex_digits_only() -> None:
+    assert short_sha(SHA) == "<code>a5c3785</code>"
+    assert short_sha("<b>@x") == "<code>b</code>"
+    assert short_sha("") == "<code>(unknown)</code>"
+
+
+# Pieces that become references, links, markup or invisible text if passed through.
+TRICKY = st.sampled_from(
+    [
+        "GH-",
+        "gh-",
+        "Gh-",
+        "#",
+        "@",
+        "12",
+        "7",
+        "a5c3785",
+        "ed8d6a3",
+        "deadbeef",
+        "/",
+        "acme",
+        "://",
+        "www.",
+        "<b>",
+        "<",
+        "!",
+        "-",
+        " ",
+        "\n",
+        "\u3164",
+        "\u115f",
+        "\uffa0",
+        "\u200b",
+        "\u200d",
+        "\u034f",
+        "\ufe0f",
+        "\U000e0041",
+        "\u00ad",
+        "\u0301",
+        "\u0316\u0334\u0358",
+        "\u20dd",
+        "e",
+        "F",
+    ]
+)
+TRICKY_TEXT = st.one_of(st.lists(TRICKY, min_size=1, max_size=30).map("".join), st.text())
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=TRICKY_TEXT)
+def test_escaped_text_is_never_live(value: str) -> None:
+    assert_not_live(text(value))
+    assert_not_live(code(value)[len("<code>") : -len("</code>")])

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from perfbot.compare import compare
+from perfbot.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, ZWSP, longest_mark_run
 from perfbot.model import FailedCase
 from perfbot.render import RenderContext, render
 from perfbot.report import SideReport
@@ -22,6 +23,20 @@ HOSTILE_PIECES = st.sampled_from(
         "@octocat",
         "#",
         "#12",
+        "GH-12",
+        "gh-7",
+        "Gh-",
+        "a5c3785ed8d6a35868bc169f07e40e889087fd2e",
+        "acme/widget@",
+        "deadbee",
+        "\u3164",
+        "\u115f",
+        "\uffa0",
+        "\u034f",
+        "\ufe0f",
+        "\U000e0041",
+        "\u0301",
+        "\u0316\u0334\u0358\u035c",
         "[",
         "]",
         "(",
@@ -91,7 +106,11 @@ def assert_inert(body: str) -> None:
     decoded = html.unescape(body)
     assert not re.search(r"@[A-Za-z0-9]", decoded)
     assert not re.search(r"#[0-9]", decoded)
+    assert not re.search(r"gh-[0-9]", decoded, re.IGNORECASE)
+    assert not re.search(r"[0-9A-Fa-f]{7,}", decoded)  # a commit SHA, bare or after @
     assert not re.search(r"www\.", decoded, re.IGNORECASE)
+    assert not (set(decoded) & DEFAULT_IGNORABLE) - {ZWSP}
+    assert longest_mark_run(decoded) <= MAX_COMBINING_MARKS
     assert "\u202e" not in body
     assert "\x00" not in body
 

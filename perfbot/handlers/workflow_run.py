@@ -17,7 +17,7 @@ from perfbot.artifacts import (
 )
 from perfbot.commenting import compose, upsert_comment
 from perfbot.compare import Verdict, compare
-from perfbot.escape import code, text
+from perfbot.escape import code, short_sha, text
 from perfbot.github import ArtifactGone, ArtifactInfo, Conclusion, GitHubError, PullInfo
 from perfbot.handlers.context import JobContext
 from perfbot.pullproof import RunIdentity, prove_pull
@@ -305,8 +305,8 @@ def notices(state: PullState) -> list[str]:
         and state.newest_head_sha != state.reported_head_sha
     ):
         lines.append(
-            f"⏳ These numbers are for the previous commit {code(state.reported_head_sha[:7])}; "
-            f"{code(state.newest_head_sha[:7])} is being measured."
+            f"⏳ These numbers are for the previous commit {short_sha(state.reported_head_sha)}; "
+            f"{short_sha(state.newest_head_sha)} is being measured."
         )
     if state.rerun_requested_by:
         lines.append(
