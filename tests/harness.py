@@ -296,11 +296,17 @@ def wait_idle(
     def idle() -> bool:
         return bool(get("/healthz").json()["queue_depth"] == 0)
 
-    wait_until(idle, timeout, "an empty job queue")
     if database is None:
         database = getattr(getattr(get, "__self__", None), "database", None)
     if database is None:
         raise AssertionError("wait_idle needs the service's database to tell done from failed")
+    try:
+        wait_until(idle, timeout, "an empty job queue")
+    except AssertionError as exc:
+        waiting = "; ".join(
+            f"delivery {delivery}: {error}" for delivery, error in _jobs(database, "queued")
+        )
+        raise AssertionError(f"{exc} (jobs waiting to be retried: {waiting or 'none'})") from None
     failed = failed_jobs(database)
     if failed and not failures_expected:
         listed = "; ".join(f"delivery {delivery}: {error}" for delivery, error in failed)
@@ -314,9 +320,17 @@ def _read_only(database: Path) -> sqlite3.Connection:
 
 def failed_jobs(database: Path) -> list[tuple[str, str | None]]:
     """(delivery id, last error) of every job in ``database`` that ended FAILED."""
+    return _jobs(database, "failed")
+
+
+def _jobs(database: Path, status: str) -> list[tuple[str, str | None]]:
     with contextlib.closing(_read_only(database)) as conn:
         rows = conn.execute(
-            "SELECT delivery_id, last_error FROM jobs WHERE status = 'failed' ORDER BY id"
+            "SELECT delivery_id, last_error FROM jobs WHERE status = ? AND last_error IS NOT NULL"
+            " ORDER BY id"
+            if status == "queued"
+            else "SELECT delivery_id, last_error FROM jobs WHERE status = ? ORDER BY id",
+            (status,),
         ).fetchall()
     return [(str(delivery), error) for delivery, error in rows]
 
@@ -333,6 +347,19 @@ def job_outcome(database: Path, delivery_id: str) -> JobOutcome | None:
         return None
     status, attempts, last_error, reason = row
     return JobOutcome(JobStatus(status), int(attempts), last_error, reason)
+
+
+def job_schedule(database: Path, delivery_id: str) -> tuple[float, float, int]:
+    """(created_at, due_at, attempts) of the job of ``delivery_id``: when it was enqueued,
+    when its latest attempt was due (a retry's scheduled time), and how many it took."""
+    with contextlib.closing(_read_only(database)) as conn:
+        row = conn.execute(
+            "SELECT created_at, due_at, attempts FROM jobs WHERE delivery_id = ?"
+            " ORDER BY id DESC LIMIT 1",
+            (delivery_id,),
+        ).fetchone()
+    assert row is not None, f"delivery {delivery_id} has no job"
+    return float(row[0]), float(row[1]), int(row[2])
 
 
 def assert_done(database: Path, delivery_id: str, *words: str) -> str | None:

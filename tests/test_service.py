@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
@@ -15,7 +14,9 @@ from tests.harness import (
     SECRET,
     ZPERF_BASE,
     World,
+    assert_done,
     in_process_service,
+    job_schedule,
     regressed,
     report_zip,
     wait_idle,
@@ -135,18 +136,20 @@ def test_forged_pr_number_of_a_fork_with_no_open_pr_posts_nothing(
     world.pull(8, "c" * 40)
     run = world.measured_run(closed, 1001, hint=8)
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, run)
+        delivery = post_run(client, world, run)
         wait_idle(client.get)
     assert world.fake.write_calls() == []
+    assert_done(client.database, delivery, "hint rejected: PR 8", "nothing posted")
 
 
 def test_expired_artifact_posts_nothing(world: World, tmp_path: Path) -> None:
     pull = world.pull(7, HEAD)
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, world.measured_run(pull, 1001, expired=True))
+        delivery = post_run(client, world, world.measured_run(pull, 1001, expired=True))
         wait_idle(client.get)
     assert world.fake.write_calls() == []
     assert world.fake.unknown_routes == []
+    assert_done(client.database, delivery, "no usable 'perf-report' artifact")
 
 
 def test_missing_base_side_is_not_available(world: World, tmp_path: Path) -> None:
@@ -329,9 +332,10 @@ def test_a_run_naming_its_pr_only_by_artifact_is_proven_before_its_report_is_fet
     world.pull(8, "c" * 40)
     run = world.measured_run(closed, 1001, hint=8)  # names a PR it does not belong to
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, run)
+        delivery = post_run(client, world, run)
         wait_idle(client.get)
     assert world.fake.write_calls() == []
+    assert_done(client.database, delivery, "nothing posted")
     # Only the PR-number artifact was downloaded: a forged number costs no report download.
     assert len(world.fake.storage_requests) == 1
 
@@ -344,25 +348,36 @@ def test_an_unproven_run_named_by_github_posts_nothing_though_its_report_was_fet
     world.fake.add_pull(world.repo, 7, "d" * 40, "feature")  # the PR has moved on
     world.fake.hang_next(1, 1.0, path_contains="/zip")  # the proof fails mid-download
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, run)
+        delivery = post_run(client, world, run)
         wait_idle(client.get)
-        time.sleep(1.2)  # past the hang: the abandoned download must not post either
-    assert world.fake.write_calls() == []
+        assert_done(client.database, delivery, "nothing posted")
+        # Past the hang, the abandoned download must not post either. Shown without a
+        # sleep: another PR's download, hung longer and started later, ends after it.
+        other = world.pull(8, NEWER)
+        world.fake.hang_next(1, 1.5, path_contains="/zip")
+        post_run(client, world, world.measured_run(other, 1002))
+        wait_until(lambda: len(world.bot_comments(8)) == 1, what="the other PR's comment")
+        wait_idle(client.get)
+    assert world.bot_comments(7) == []
+    assert world.fake.check_runs_for("acme/widget", run.head_sha) == []
 
 
 def test_disabled_repository_gets_no_write(tmp_path: Path) -> None:
     world = World.create(files={".github/perfbot.yml": "enabled: false\n"})
     pull = world.pull(7, HEAD)
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, world.measured_run(pull, 1001))
+        delivery = post_run(client, world, world.measured_run(pull, 1001))
         wait_idle(client.get)
     assert world.fake.write_calls() == []
+    assert_done(client.database, delivery, "perfbot is disabled for acme/widget")
 
 
 def test_operator_denied_repository_is_not_even_queued(world: World, tmp_path: Path) -> None:
     pull = world.pull(7, HEAD)
     with in_process_service(world, tmp_path / "db", PERFBOT_DISABLED_REPOS="acme/*") as client:
-        response = post_run(client, world, world.measured_run(pull, 1001))
+        body, headers = world.delivery(world.measured_run(pull, 1001))
+        response = client.post("/webhook", content=body, headers=headers)
+        assert response.status_code == 202, response.text
         assert response.json() == {"status": "ignored"}
     assert world.fake.requests == []
 
@@ -424,13 +439,12 @@ def test_a_body_sent_in_chunks_is_read_whole(world: World, tmp_path: Path) -> No
         wait_until(lambda: len(world.bot_comments(7)) == 1)
 
 
-def post_run(
-    client: httpx.Client, world: World, run: Run, action: str = "completed"
-) -> httpx.Response:
+def post_run(client: httpx.Client, world: World, run: Run, action: str = "completed") -> str:
+    """Post ``run``'s delivery (answered 202); its delivery id."""
     body, headers = world.delivery(run, action)
     response = client.post("/webhook", content=body, headers=headers)
     assert response.status_code == 202, response.text
-    return response
+    return headers["X-GitHub-Delivery"]
 
 
 @pytest.mark.parametrize("repo_says", ["", "enabled: true\n"], ids=["org-off", "repo-overrides"])
@@ -441,12 +455,13 @@ def test_org_wide_disable_and_repository_override(tmp_path: Path, repo_says: str
     )
     pull = world.pull(7, HEAD)
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, world.measured_run(pull, 1001))
+        delivery = post_run(client, world, world.measured_run(pull, 1001))
         wait_idle(client.get)
     if repo_says:
         assert len(world.bot_comments(7)) == 1
     else:
         assert world.fake.write_calls() == []
+        assert_done(client.database, delivery, "perfbot is disabled for acme/widget")
 
 
 def test_rate_limit_delays_one_job_without_blocking_the_others(
@@ -457,12 +472,15 @@ def test_rate_limit_delays_one_job_without_blocking_the_others(
     fast_run = world.measured_run(fast, 1002)
     world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="/runs/1001/")
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, slow_run)
+        slow_delivery = post_run(client, world, slow_run)
         wait_until(lambda: any(r.status == 403 for r in world.fake.requests), what="the rate limit")
-        limited_at = time.monotonic()
         post_run(client, world, fast_run)
         wait_until(lambda: len(world.bot_comments(8)) == 1, what="the other PR's comment")
         assert world.bot_comments(7) == []  # still waiting out its Retry-After
         wait_until(lambda: len(world.bot_comments(7)) == 1, 20, "the delayed comment")
-        # Retry-After was honoured: the retry came no sooner than GitHub asked.
-        assert time.monotonic() - limited_at >= 2.5
+        wait_idle(client.get)
+    # Retry-After was honoured: the retry was scheduled no sooner than GitHub asked (3 s
+    # after the rate limit, so over 3 s after the delivery); the backoff alone says ~2 s.
+    created_at, due_at, attempts = job_schedule(client.database, slow_delivery)
+    assert due_at - created_at >= 3.0
+    assert attempts == 2
