@@ -5,10 +5,20 @@ rather than a Starlette request handler: every delivery GitHub sends passes thro
 here, and the Request, the Response, the router and the middleware per delivery cost a
 quarter of the whole ingest (``bench/ingest.py``). So it answers an unexpected error
 with a 500 itself, as Starlette's error middleware would.
+
+Anyone can send a body here, and a body is only known to be GitHub's once it has been
+read in full and its HMAC checked. So what an unverified sender can hold is bounded
+before that: a malformed signature header is refused before a byte of the body is read;
+a declared size over ``PERFBOT_MAX_BODY_BYTES`` at once, a chunked body when it passes
+it; the body must arrive within ``BODY_DEADLINE_SECONDS``; and the bytes of all bodies
+being read at once stay within a budget (``BodyBudget``), of which small bodies (every
+real delivery) have a share that large ones cannot take. Every refusal closes the
+connection, so nothing the sender still sends is read.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -20,11 +30,15 @@ from perfbot.metrics import Metrics
 from perfbot.settings import Settings
 from perfbot.store import Store
 from perfbot.webhooks import (
-    MAX_BODY_BYTES,
+    MALFORMED_SIGNATURE,
+    BodyTimeout,
+    Busy,
     PayloadTooLarge,
+    SignatureMismatch,
     WebhookError,
     job_for,
     parse_delivery,
+    signature_well_formed,
     verify_signature,
 )
 
@@ -45,17 +59,70 @@ _HEADERS = frozenset(
 # label value is a new time series kept for the life of the process.
 KNOWN_EVENTS = frozenset({*EVENTS, "installation", "installation_repositories", "ping"})
 
+# installation actions whose suspension ingest records itself, before answering: a job
+# already running re-checks it before each write, and must see it at once, not when the
+# delivery's own job runs. ``deleted`` counts as suspended (the handler does the same).
+_SUSPENDS = {"suspend": True, "deleted": True, "unsuspend": False}
 
-def _answer(status: int, body: bytes) -> tuple[Message, Message]:
+# GitHub gives up on a delivery after 10 s: a body still arriving after that is not one
+# GitHub waits for.
+BODY_DEADLINE_SECONDS = 10.0
+# Every real delivery is tens of KB: bodies up to this size (declared) have a share of
+# the budget that larger and chunked bodies cannot take.
+SMALL_BODY_BYTES = 256 * 1024
+SMALL_BODY_RESERVE = 8 * 1024 * 1024
+# The budget beside that share: at least two of the largest bodies at once.
+LARGE_BODY_BUDGET = 32 * 1024 * 1024
+# A full budget is a burst that clears within a deadline.
+RETRY_AFTER_SECONDS = 10
+
+
+class BodyBudget:
+    """The bytes of unverified bodies one process holds at once.
+
+    Small bodies may use all of it; larger ones (and chunked ones, whose size is only
+    known at their end) stop ``reserve`` short, so senders of large bodies cannot starve
+    GitHub's deliveries. Single-threaded (the event loop): no lock.
+    """
+
+    __slots__ = ("_large_limit", "_total", "used")
+
+    def __init__(self, large: int, reserve: int) -> None:
+        self._large_limit = large
+        self._total = large + reserve
+        self.used = 0
+
+    def take(self, size: int, small: bool) -> bool:
+        if self.used + size > (self._total if small else self._large_limit):
+            return False
+        self.used += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.used -= size
+
+
+def budget_for(max_body_bytes: int) -> BodyBudget:
+    return BodyBudget(max(LARGE_BODY_BUDGET, 2 * max_body_bytes), SMALL_BODY_RESERVE)
+
+
+def _answer(status: int, body: bytes, *extra: tuple[bytes, bytes]) -> tuple[Message, Message]:
     start = {
         "type": "http.response.start",
         "status": status,
         "headers": [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
+            *extra,
         ],
     }
     return start, {"type": "http.response.body", "body": body}
+
+
+# A refusal closes the connection (uvicorn closes it after a `connection: close` answer):
+# the rest of a body perfbot did not read is never read, and the sender holds nothing.
+_CLOSE = (b"connection", b"close")
+_RETRY = (b"retry-after", str(RETRY_AFTER_SECONDS).encode())
 
 
 # The answers to deliveries that pass the checks, built once: every delivery gets one.
@@ -79,10 +146,17 @@ class WebhookEndpoint:
         self,
         services: Callable[[], tuple[Settings, Store, Metrics, Callable[[], None]]],
         clock: Callable[[], float],
+        *,
+        body_deadline: float = BODY_DEADLINE_SECONDS,
+        budget: BodyBudget | None = None,
     ) -> None:
         self._services = services
         self._clock = clock
         self._counters: dict[tuple[str, str], Any] = {}
+        self._deadline = body_deadline
+        self._budget = budget  # made from the settings at the first delivery unless given
+        # Tasks whose body deadline passed (set by the timer, read where the read stops).
+        self._expired: set[asyncio.Task[Any]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers: dict[bytes, str] = {}
@@ -107,10 +181,15 @@ class WebhookEndpoint:
         settings, store, metrics, on_enqueue = self._services()
         event = headers.get(b"x-github-event", "unknown")
         try:
-            body = await _read_body(receive, headers.get(b"content-length", ""))
+            signature = headers.get(b"x-hub-signature-256")
+            if signature is None or not signature_well_formed(signature.strip()):
+                raise SignatureMismatch(MALFORMED_SIGNATURE)  # not one byte of the body read
+            body = await self._read_body(
+                receive, headers.get(b"content-length"), settings.max_body_bytes
+            )
             if body is None:
                 return None
-            verify_signature(settings.webhook_secret, body, headers.get(b"x-hub-signature-256"))
+            verify_signature(settings.webhook_secret, body, signature)
             delivery = parse_delivery(
                 {
                     "x-github-delivery": headers.get(b"x-github-delivery", ""),
@@ -127,7 +206,8 @@ class WebhookEndpoint:
                 exc,
                 extra={"delivery": headers.get(b"x-github-delivery", "")[:100]},
             )
-            return _answer(exc.status, orjson.dumps({"error": str(exc)}))
+            extra = (_CLOSE, _RETRY) if exc.status == Busy.status else (_CLOSE,)
+            return _answer(exc.status, orjson.dumps({"error": str(exc)}), *extra)
         if delivery.event == "ping":
             self._count(metrics, "ping", "ping")
             return _PONG
@@ -138,12 +218,78 @@ class WebhookEndpoint:
         fresh = await store.record_delivery(
             delivery.id, delivery.event, delivery.action, job, self._clock()
         )
+        if fresh and delivery.event == "installation" and delivery.action in _SUSPENDS:
+            installation_id = delivery.installation_id
+            if installation_id is not None:
+                # Before the answer: a job running for this installation re-checks it
+                # before each write. The queued job still runs (it forgets repositories).
+                await store.set_suspended(
+                    installation_id, _SUSPENDS[delivery.action], self._clock()
+                )
         outcome = "duplicate" if not fresh else "queued" if job is not None else "ignored"
         # Signed by GitHub, so the event name is GitHub's own: a bounded set of labels.
         self._count(metrics, delivery.event[:50], outcome)
         if fresh and job is not None:
             on_enqueue()
         return _ANSWERS[outcome]
+
+    async def _read_body(self, receive: Receive, declared: str | None, limit: int) -> bytes | None:
+        """The body, or None when the client disconnected; raises PayloadTooLarge past
+        ``limit``, Busy when the budget has no room, BodyTimeout past the deadline."""
+        budget = self._budget
+        if budget is None:
+            budget = self._budget = budget_for(limit)
+        held = 0
+        if declared is not None and declared.isdigit():  # uvicorn refuses any other value
+            size = int(declared)
+            if size > limit:
+                raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
+            if not budget.take(size, size <= SMALL_BODY_BYTES):
+                raise Busy("too many webhook bodies are being received: retry shortly")
+            held = size
+        task = asyncio.current_task()
+        assert task is not None  # an ASGI app runs in a task
+        # One timer for the whole body; cheaper than asyncio.timeout (bench/ingest.py).
+        timer = asyncio.get_running_loop().call_later(self._deadline, self._expire, task)
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return None
+                chunk: bytes = message.get("body", b"")
+                size += len(chunk)
+                if not held or size > held:
+                    # No declared size (chunked), or more than it: counted as it comes.
+                    if size > limit:
+                        raise PayloadTooLarge(
+                            f"the body is larger than this server's {limit} bytes"
+                        )
+                    if not budget.take(size - held, False):
+                        raise Busy("too many webhook bodies are being received: retry shortly")
+                    held = size
+                if not message.get("more_body", False):
+                    if not chunks:
+                        return chunk
+                    chunks.append(chunk)
+                    return b"".join(chunks)
+                chunks.append(chunk)
+        except asyncio.CancelledError:
+            if task not in self._expired:
+                raise
+            task.uncancel()
+            raise BodyTimeout(
+                f"the body did not arrive within {self._deadline:g} seconds"
+            ) from None
+        finally:
+            timer.cancel()
+            self._expired.discard(task)
+            budget.give(held)
+
+    def _expire(self, task: asyncio.Task[Any]) -> None:
+        self._expired.add(task)
+        task.cancel()
 
     def _count(self, metrics: Metrics, event: str, outcome: str) -> None:
         # prometheus-client's labels() costs more than the increment: keep the children.
@@ -152,24 +298,6 @@ class WebhookEndpoint:
         if counter is None:
             counter = self._counters[key] = metrics.deliveries.labels(event, outcome)
         counter.inc()
-
-
-async def _read_body(receive: Receive, declared: str) -> bytes | None:
-    """The request body, or None when the client disconnected; PayloadTooLarge past 25 MB."""
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise PayloadTooLarge("the body is larger than GitHub's 25 MB payload limit")
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise PayloadTooLarge("the body is larger than GitHub's 25 MB payload limit")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 async def _send(send: Send, answer: tuple[Message, Message]) -> None:

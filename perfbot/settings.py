@@ -22,6 +22,13 @@ MAX_PROCESSES = 64
 # How long a claimed job stays claimed without a sign of life from its worker; after
 # that (the process died) another worker takes it over.
 DEFAULT_LEASE_SECONDS = 120.0
+# The largest webhook body perfbot reads. Its events are tens of KB (a workflow_run is
+# 20-30 KB; a comment and its issue at most 65,536 characters each, under 1 MB); an
+# installation event lists repositories at ~150 bytes each, so 5 MiB holds 30,000 of them.
+# GitHub's own ceiling is 25 MB: nothing larger can be a delivery.
+DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024
+MIN_MAX_BODY_BYTES = 64 * 1024
+MAX_MAX_BODY_BYTES = 25 * 1024 * 1024
 # How often the App's delivery log is checked for deliveries that never reached perfbot
 # (GitHub does not redeliver on its own and keeps its log for 3 days); 0 turns it off.
 DEFAULT_REDELIVERY_HOURS = 6.0
@@ -82,6 +89,7 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
         """Read ``PERFBOT_*`` variables; raises SettingsError naming the variable."""
         env = os.environ if environ is None else environ
         return cls(
@@ -100,6 +108,7 @@ class Settings:
     def repo_disabled(self, full_name: str) -> bool:
         """Whether the operator denies ``owner/repo`` (patterns like ``owner/*``)."""
         lowered = full_name.lower()
+            max_body_bytes=_max_body_bytes(env),
         return any(fnmatchcase(lowered, pattern) for pattern in self.disabled_repos)
 
 
@@ -192,6 +201,21 @@ def _lease(env: Mapping[str, str]) -> float:
     raw = env.get("PERFBOT_LEASE_SECONDS", "").strip()
     if not raw:
         return DEFAULT_LEASE_SECONDS
+    return int(raw)
+
+
+def _max_body_bytes(env: Mapping[str, str]) -> int:
+    raw = env.get("PERFBOT_MAX_BODY_BYTES", "").strip()
+    if not raw:
+        return DEFAULT_MAX_BODY_BYTES
+    if (
+        not (raw.isascii() and raw.isdigit())
+        or not MIN_MAX_BODY_BYTES <= int(raw) <= MAX_MAX_BODY_BYTES
+    ):
+        raise SettingsError(
+            f"PERFBOT_MAX_BODY_BYTES must be bytes from {MIN_MAX_BODY_BYTES} (64 KiB) to "
+            f"{MAX_MAX_BODY_BYTES} (25 MiB, GitHub's ceiling), got {raw[:20]!r}."
+        )
     try:
         value = float(raw)
     except ValueError:

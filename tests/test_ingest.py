@@ -76,6 +76,9 @@ async def test_a_sender_that_hangs_up_mid_body_gets_no_answer_and_stores_nothing
     async def send(message: object) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/webhook", "headers": []}
+    # A well-formed signature: a malformed one is refused before the body is read.
+    signature = (b"x-hub-signature-256", b"sha256=" + b"0" * 64)
+    scope = {"type": "http", "method": "POST", "path": "/webhook", "headers": [signature]}
     await endpoint(tmp_path, BrokenStore())(scope, receive, send)  # the store is never asked
+    assert messages == []  # both messages were read
     assert sent == []

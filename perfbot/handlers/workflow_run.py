@@ -122,34 +122,27 @@ def _same_repo_pulls(run: dict[str, Any], repo_id: int) -> list[int]:
     return numbers
 
 
-async def on_workflow_run(ctx: JobContext, payload: dict[str, Any]) -> None:
+async def on_workflow_run(ctx: JobContext, payload: dict[str, Any]) -> str:
     run = Run.from_payload(payload)
     if run.event != "pull_request" or run.run_repo_id != run.repo_id:
-        ctx.log.info("ignored: run %s is not a pull_request run of this repository", run.id)
-        return
-    if ctx.repo_disabled(run.full_name):
-        ctx.log.info("ignored: the operator disabled %s", run.full_name)
-        return
+        return ctx.ended(f"ignored: run {run.id} is not a pull_request run of this repository")
+    refused = await ctx.write_refused(run.owner, run.name)
+    if refused is not None:
+        return ctx.ended(f"ignored: {refused}")
     config = await ctx.configs.get(ctx.installation, run.owner, run.name)
-    if not config.config.enabled:
-        ctx.log.info("ignored: perfbot is disabled for %s by its configuration", run.full_name)
-        return
     if not config.config.matches_workflow(run.workflow_name, run.workflow_path):
-        ctx.log.info("ignored: workflow %r is not a configured measurement", run.workflow_name)
-        return
+        return ctx.ended(f"ignored: workflow {run.workflow_name!r} is not a configured measurement")
     if payload.get("action") == "completed":
-        await _on_completed(ctx, run, config)
-    else:
-        await _on_started(ctx, run, config)
+        return await _on_completed(ctx, run, config)
+    return await _on_started(ctx, run, config)
 
 
-async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None:
+async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> str:
     inst = ctx.installation
     artifacts = await inst.list_run_artifacts(run.owner, run.name, run.id)
     report = _newest(artifacts, config.config.report_artifact, run.id)
     if report is None:
-        ctx.log.info("no usable %r artifact on run %s", config.config.report_artifact, run.id)
-        return
+        return ctx.ended(f"no usable {config.config.report_artifact!r} artifact on run {run.id}")
     # When GitHub itself names the PR the proof is all but certain: the report is
     # downloaded meanwhile (nothing is posted before the proof), and the comment waits one
     # round trip less. A run that names its PR only through its own artifact (a fork's)
@@ -164,20 +157,28 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
     except BaseException:
         _abandon(reading)
         raise
-    if pull is None:
+    if isinstance(pull, str):
         _abandon(reading)
-        return
+        return pull
     proved_at = ctx.now()
     contents = await (reading or _read_report_or_error(ctx, run, report))
     result = await _report_body(ctx, run, pull, contents, config)
     async with ctx.pull_lock(run.repo_id, pull.number):
         state = await ctx.store.get_pull(run.repo_id, pull.number)
         if state is not None and _superseded(state, run, proved_at):
-            ctx.log.info("not posted: PR %s already shows a newer result", pull.number)
-            return
+            return ctx.ended(f"not posted: PR {pull.number} already shows a newer result")
+        # The download and the rendering took a while: the PR may have been closed, muted
+        # or moved on meanwhile, and perfbot suspended. Asked again just before writing.
+        fresh = await inst.get_pull(run.owner, run.name, pull.number)
+        refused = await _report_refused(ctx, run, pull.number, fresh)
+        if refused is not None or fresh is None:
+            return ctx.ended(f"not posted: {refused}")
         state = state or PullState(run.repo_id, pull.number)
         state = replace(
             state,
+            # The PR's head now: when it moved past the run's, the comment says its numbers
+            # are for the previous commit.
+            newest_head_sha=fresh.head_sha,
             reported_head_sha=run.head_sha,
             reported_run_id=run.id,
             reported_run_attempt=run.attempt,
@@ -187,28 +188,46 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> None
         )
         # With a check run to write, the state is stored once, after it (one write less).
         state = await publish(ctx, run.owner, run.name, state, save=not config.config.check_run)
-        if config.config.check_run:
-            check_id = await ctx.installation.upsert_check_run(
-                run.owner,
-                run.name,
-                check_run_id=state.check_run_id
-                if state.check_run_head_sha == run.head_sha
-                else None,
-                name=CHECK_RUN_NAME,
-                head_sha=run.head_sha,
-                conclusion=result.conclusion,
-                title=result.headline,
-                summary=result.body,
-            )
-            await ctx.store.save_pull(
-                replace(state, check_run_id=check_id, check_run_head_sha=run.head_sha)
-            )
+        done = f"comment {state.comment_id} on PR {pull.number} is up to date"
+        if not config.config.check_run:
+            return done
+        refused = await ctx.write_refused(run.owner, run.name, fresh)
+        if refused is not None:
+            await ctx.store.save_pull(state)
+            return ctx.ended(f"{done}; check run not written: {refused}")
+        check_id = await ctx.installation.upsert_check_run(
+            run.owner,
+            run.name,
+            check_run_id=state.check_run_id if state.check_run_head_sha == run.head_sha else None,
+            name=CHECK_RUN_NAME,
+            head_sha=run.head_sha,
+            conclusion=result.conclusion,
+            title=result.headline,
+            summary=result.body,
+        )
+        await ctx.store.save_pull(
+            replace(state, check_run_id=check_id, check_run_head_sha=run.head_sha)
+        )
+        return f"{done}; check run {check_id} too"
+
+
+async def _report_refused(
+    ctx: JobContext, run: Run, number: int, fresh: PullInfo | None
+) -> str | None:
+    """Why the report must not be written to PR ``number`` as GitHub shows it now."""
+    if fresh is None:
+        return f"PR {number} no longer exists"
+    if fresh.state != "open":
+        return f"PR {number} was {fresh.state} while its report was read"
+    if fresh.base_repo_id != run.repo_id or fresh.head_repo_id != run.head_repo_id:
+        return f"PR {number} no longer is the PR the run measured"
+    return await ctx.write_refused(run.owner, run.name, fresh)
 
 
 async def _proven_pull(
     ctx: JobContext, run: Run, artifacts: list[ArtifactInfo], config: ConfigResult
-) -> PullInfo | None:
-    """The run's PR once proven, or None (not proven, or muted by its label)."""
+) -> PullInfo | str:
+    """The run's PR once proven, or why none is (not proven, or muted by its label)."""
     if len(run.hinted_pulls) == 1:
         # GitHub itself names exactly one PR of this repository: no need to download the
         # run's (untrusted) PR-number artifact; the proof checks the PR either way.
@@ -219,9 +238,10 @@ async def _proven_pull(
     proof = await prove_pull(ctx.installation, run.owner, run.name, run.identity, hint)
     ctx.log.info("%s", proof.reason)
     pull = proof.pull
-    if pull is not None and config.config.mutes(pull.labels):
-        ctx.log.info("ignored: PR %s carries the mute label", pull.number)
-        return None
+    if pull is None:
+        return proof.reason
+    if config.config.mutes(pull.labels):
+        return ctx.ended(f"ignored: PR {pull.number} carries the mute label")
     return pull
 
 
@@ -246,28 +266,35 @@ def _superseded(state: PullState, run: Run, proved_at: float) -> bool:
     return state.reported_run_id == run.id and (state.reported_run_attempt or 0) > run.attempt
 
 
-async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> None:
+async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> str:
     hint = run.hinted_pulls[0] if run.hinted_pulls else None
     proof = await prove_pull(ctx.installation, run.owner, run.name, run.identity, hint)
     if proof.pull is None:
-        ctx.log.info("started run %s: %s", run.id, proof.reason)
-        return
-    async with ctx.pull_lock(run.repo_id, proof.pull.number):
-        state = await ctx.store.get_pull(run.repo_id, proof.pull.number)
-        state = state or PullState(run.repo_id, proof.pull.number)
+        return ctx.ended(f"started run {run.id}: {proof.reason}")
+    number = proof.pull.number
+    if config.config.mutes(proof.pull.labels):
+        return ctx.ended(f"ignored: PR {number} carries the mute label")
+    async with ctx.pull_lock(run.repo_id, number):
+        state = await ctx.store.get_pull(run.repo_id, number)
+        state = state or PullState(run.repo_id, number)
         if run.head_sha == state.newest_head_sha:
-            return  # already said
+            return f"PR {number}: the measurement of {run.head_sha[:12]} was already noted"
         # The proof says this commit is the PR's head now. Set it as the newest even when
         # the comment already shows it: under retries a run's `requested` can be handled
         # after its `completed`, and an older commit's notice must not stay behind.
         before, state = state, replace(state, newest_head_sha=run.head_sha)
         if run.head_sha == state.reported_head_sha and notices(before) == notices(state):
             await ctx.store.save_pull(state)  # the comment is right as it is
-            return
+            return f"PR {number}: the comment is right as it is"
         if state.comment_id is None or state.report_body is None:
             await ctx.store.save_pull(state)  # no comment yet: nothing to mark stale
-            return
-        await publish(ctx, run.owner, run.name, state)
+            return f"PR {number} has no comment to mark stale yet"
+        refused = await ctx.write_refused(run.owner, run.name, proof.pull)
+        if refused is not None:
+            await ctx.store.save_pull(state)
+            return ctx.ended(f"comment on PR {number} not marked stale: {refused}")
+        state = await publish(ctx, run.owner, run.name, state)
+        return f"comment {state.comment_id} on PR {number} is up to date"
 
 
 async def publish(
