@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
@@ -23,7 +24,7 @@ from perfbot import logs
 from perfbot.github import GitHubApp
 from perfbot.ingest import WebhookEndpoint
 from perfbot.metrics import Metrics
-from perfbot.redeliver import FIRST_SWEEP_DELAY_SECONDS, Redeliverer
+from perfbot.redeliver import Redeliverer, Sleep
 from perfbot.settings import Settings
 from perfbot.store import Store, open_store
 from perfbot.worker import Worker
@@ -51,11 +52,11 @@ def create_app(
     github_transport: httpx.AsyncBaseTransport | None = None,
     run_workers: bool = True,
     clock: Callable[[], float] = time.time,
-    redelivery_delay: float = FIRST_SWEEP_DELAY_SECONDS,
+    redelivery_sleep: Sleep = asyncio.sleep,
 ) -> PerfbotApp:
     """The ASGI app of ``perfbot serve``; the lifespan owns the store, GitHub and workers.
 
-    ``redelivery_delay``: seconds from start-up to the first sweep for missed deliveries.
+    ``redelivery_sleep``: how the sweep for missed deliveries waits (tests pass their own).
     """
     metrics = Metrics()
     holder: dict[str, Services] = {}
@@ -84,17 +85,21 @@ def create_app(
             )
             worker.start()
             services.worker, services.on_enqueue = worker, worker.wake
+        for notice in settings.deprecations:
+            log.warning(notice)
         redeliverer = None
-        if settings.redelivery_hours > 0:
+        if settings.redelivery_minutes > 0:
             redeliverer = Redeliverer(
                 github,
                 store,
-                interval=settings.redelivery_hours * 3600,
-                first_delay=redelivery_delay,
+                interval=settings.redelivery_minutes * 60,
+                sleep=redelivery_sleep,
                 metrics=metrics,
                 clock=clock,
             )
             redeliverer.start()
+        else:
+            log.info("the sweep for missed deliveries is off (PERFBOT_REDELIVERY_MINUTES is 0)")
         holder["services"] = services
         # Everything loaded so far (githubkit's and pydantic's models above all) lives as
         # long as the process: out of the collector's sight, the full collections that

@@ -2,8 +2,9 @@
 have each of them sent again, once.
 
 GitHub does not retry a delivery that failed (perfbot was down, restarting, or
-unreachable); it only keeps a log of the attempts for three days. A sweep reads that
-log with the App's JWT and asks for a redelivery of every event that
+unreachable, or a request timed out during a deploy); it only keeps a log of the
+attempts for three days. A sweep reads that log with the App's JWT and asks for a
+redelivery of every event that
 
 * has no successful attempt (status ``OK`` and a 2xx code) — an event that later
   succeeded, or that a person redelivered by hand, is left alone;
@@ -11,13 +12,21 @@ log with the App's JWT and asks for a redelivery of every event that
   answered too late still shows as failed in GitHub's log;
 * was never redelivered by perfbot before (``Store.claim_redelivery``) — at most once
   per event, ever, so that a delivery perfbot keeps refusing (a wrong secret) is not
-  sent again every few hours.
+  sent again at every sweep.
 
 The claim is taken before GitHub is asked: a process that dies between the two, or a
 request GitHub refuses, costs that one redelivery (the log names it, and the App's
 settings page can still redeliver it by hand) but never causes a second one. One
 replica sweeps at a time (a store lock); a sweep that fails is logged and the next
 one comes at its usual time.
+
+Sweeps are frequent (every few minutes) and cheap: the store keeps a record of the
+newest sweep any process started, and a cursor, the time of the newest attempt the last
+complete sweep read. A sweep reads the log (newest first) only down to that cursor, less
+a small overlap, so a quiet sweep is one request; only the first sweep of a database
+reads the whole three days. The record also spaces the sweeps of all processes and
+replicas: a process starting right after another one swept (a restart, a crash loop,
+a second replica) waits for the period to pass instead of sweeping at once.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from perfbot.github import GitHubApp, GitHubError, HookDelivery, RateLimited
@@ -39,9 +48,15 @@ log = logging.getLogger("perfbot.redeliver")
 
 # GitHub keeps an App's delivery log for three days: nothing older can be redelivered.
 LOOKBACK_SECONDS = 3 * 24 * 3600.0
-# The first sweep waits this long after start-up, so that a process that crashes at once
-# (a crash loop) does not list the log at every start.
-FIRST_SWEEP_DELAY_SECONDS = 60.0
+# The first sweep after start-up: soon, so that what failed while perfbot was down is
+# sent again within seconds; not at once, so that a process that crashes right after
+# starting never sweeps (and one that lives a little longer is held back by the record of
+# its own last sweep, below).
+FIRST_SWEEP_DELAY_SECONDS = 10.0
+# A sweep reads the log down to the newest attempt the last complete sweep read, less this
+# much: an attempt GitHub logs a little late (its delivered_at is when it started, and a
+# delivery may take 10 s to time out) is still seen.
+OVERLAP_SECONDS = 120.0
 LOCK_KEY = "redelivery-sweep"
 # Longer than any sweep should take; refreshed before every redelivery.
 LOCK_SECONDS = 600.0
@@ -50,14 +65,20 @@ REDELIVERY_PAUSE_SECONDS = 1.0
 # 300 pages of 100 attempts; a busier App loses only its oldest attempts to the limit.
 MAX_PAGES = 300
 
+Sleep = Callable[[float], Awaitable[None]]
+
 
 @dataclass(frozen=True, slots=True)
 class SweepResult:
-    """What one sweep did: ``ran`` is False when another replica held the sweep's lock."""
+    """What one sweep did: ``ran`` is False when another replica held the sweep's lock.
+
+    ``complete``: every attempt read was dealt with (its cursor was kept for the next sweep).
+    """
 
     ran: bool
     attempts_read: int = 0
     redelivered: list[str] = field(default_factory=list)  # guids, in the order asked
+    complete: bool = False
 
 
 def missed(attempts: list[HookDelivery]) -> list[HookDelivery]:
@@ -73,6 +94,24 @@ def missed(attempts: list[HookDelivery]) -> list[HookDelivery]:
     return sorted(newest.values(), key=lambda a: (a.delivered_at, a.id))
 
 
+def read_since(now: float, cursor: float | None) -> float:
+    """The oldest attempt time a sweep at ``now`` reads: three days back at most, and
+    without a cursor (the first sweep of a database); else just before the cursor."""
+    oldest = now - LOOKBACK_SECONDS
+    return oldest if cursor is None else max(oldest, cursor - OVERLAP_SECONDS)
+
+
+def next_delay(now: float, last_started: float | None, *, interval: float, soonest: float) -> float:
+    """Seconds to wait before the next sweep: at least ``soonest``, and until ``interval``
+    has passed since the newest sweep any process started (``last_started``).
+
+    A ``last_started`` in the future (another host's clock runs ahead) delays by at most
+    one period.
+    """
+    wait = soonest if last_started is None else max(soonest, last_started + interval - now)
+    return min(wait, max(soonest, interval))
+
+
 async def sweep(
     github: GitHubApp,
     store: Store,
@@ -81,39 +120,55 @@ async def sweep(
     clock: Callable[[], float] = time.time,
     metrics: Metrics | None = None,
     pause: float | None = None,
+    sleep: Sleep = asyncio.sleep,
 ) -> SweepResult:
-    """Redeliver the events of the last three days that never reached perfbot.
+    """Redeliver the events since the last complete sweep (at most three days back) that
+    never reached perfbot.
 
     Raises GitHubError when GitHub cannot be read or refuses a redelivery for a reason
-    that may pass (5xx, rate limit): the rest waits for the next sweep.
+    that may pass (5xx, rate limit): the rest waits for the next sweep, which reads from
+    the same cursor again.
     """
-    if not await store.try_lock(LOCK_KEY, owner, LOCK_SECONDS, clock()):
+    started = clock()
+    if not await store.try_lock(LOCK_KEY, owner, LOCK_SECONDS, started):
         log.info("redelivery sweep skipped: another process is sweeping")
         return SweepResult(ran=False)
     try:
-        attempts = await github.list_hook_deliveries(clock() - LOOKBACK_SECONDS, MAX_PAGES)
+        record = await store.last_sweep()
+        # Recorded before GitHub is asked, so that a process that crashes in a sweep still
+        # holds back the next start's (crash loops); read under the lock, so the cursor is
+        # that of the newest complete sweep.
+        await store.sweep_started(started)
+        since = read_since(started, None if record is None else record.cursor)
+        attempts = await github.list_hook_deliveries(since, MAX_PAGES)
         redelivered: list[str] = []
+        complete = True
         for attempt in missed(attempts):
             if await store.delivery_seen(attempt.guid):
                 continue
             if not await store.try_lock(LOCK_KEY, owner, LOCK_SECONDS, clock()):
                 log.warning("redelivery sweep stopped: its lock expired and was taken over")
+                complete = False
                 break
             if not await store.claim_redelivery(attempt.guid, clock()):
                 continue  # redelivered once already (by this or another process)
             if redelivered and (pause := REDELIVERY_PAUSE_SECONDS if pause is None else pause):
                 # GitHub asks integrations to space out their writes (secondary rate limits).
-                await asyncio.sleep(pause)
+                await sleep(pause)
             await _redeliver(github, store, attempt)
             redelivered.append(attempt.guid)
             if metrics is not None:
                 metrics.redeliveries.labels(attempt.event).inc()
+        if complete and attempts:
+            await store.sweep_finished(max(a.delivered_at for a in attempts))
         log.info(
             "redelivery sweep: %d attempts read, %d deliveries redelivered",
             len(attempts),
             len(redelivered),
         )
-        return SweepResult(ran=True, attempts_read=len(attempts), redelivered=redelivered)
+        return SweepResult(
+            ran=True, attempts_read=len(attempts), redelivered=redelivered, complete=complete
+        )
     finally:
         with contextlib.suppress(Exception):
             await store.unlock(LOCK_KEY, owner)
@@ -150,7 +205,11 @@ async def _redeliver(github: GitHubApp, store: Store, attempt: HookDelivery) -> 
 
 
 class Redeliverer:
-    """Sweeps ``first_delay`` seconds after ``start()``, then every ``interval`` seconds."""
+    """Sweeps about ``first_delay`` seconds after ``start()``, then every ``interval``
+    seconds, counting the sweeps of every process sharing the store (``next_delay``).
+
+    ``clock`` and ``sleep`` are the loop's time: tests pass their own.
+    """
 
     def __init__(
         self,
@@ -161,6 +220,7 @@ class Redeliverer:
         first_delay: float = FIRST_SWEEP_DELAY_SECONDS,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         self._github = github
         self._store = store
@@ -168,6 +228,7 @@ class Redeliverer:
         self._first_delay = first_delay
         self._metrics = metrics
         self._clock = clock
+        self._sleep = sleep
         self._task: asyncio.Task[None] | None = None
         # The lock's owner: unique per process and per sweeper.
         self.name = f"{socket.gethostname()}:{os.getpid()}:redeliver:{id(self):x}"
@@ -185,10 +246,11 @@ class Redeliverer:
         self._task = None
 
     async def _loop(self) -> None:
-        delay = self._first_delay
+        delay = await self._delay(self._first_delay)
+        if delay > self._first_delay:
+            log.info("first redelivery sweep in %.0f s: another one started recently", delay)
         while True:
-            await asyncio.sleep(delay)
-            delay = self._interval
+            await self._sleep(delay)
             try:
                 await sweep(
                     self._github,
@@ -196,9 +258,25 @@ class Redeliverer:
                     owner=self.name,
                     clock=self._clock,
                     metrics=self._metrics,
+                    sleep=self._sleep,
                 )
             except GitHubError as exc:
-                log.error("redelivery sweep failed, next in %.0f s: %s", delay, exc)
+                log.error("redelivery sweep failed, next in about %.0f s: %s", self._interval, exc)
             except Exception:
                 # Never let the sweep take the service down: the next period tries again.
-                log.exception("redelivery sweep failed unexpectedly, next in %.0f s", delay)
+                log.exception(
+                    "redelivery sweep failed unexpectedly, next in about %.0f s", self._interval
+                )
+            # Never sooner than a tenth of the period: a sweep that found the lock taken by
+            # a replica that has not recorded its sweep yet must not spin.
+            delay = await self._delay(self._interval / 10)
+
+    async def _delay(self, soonest: float) -> float:
+        try:
+            record = await self._store.last_sweep()
+        except Exception:
+            # The store is unwell (the sweep will fail too): keep to this process's period.
+            log.exception("the record of the last redelivery sweep could not be read")
+            return max(soonest, self._interval)
+        last = None if record is None else record.started_at
+        return next_delay(self._clock(), last, interval=self._interval, soonest=soonest)

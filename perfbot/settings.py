@@ -22,18 +22,15 @@ MAX_PROCESSES = 64
 # How long a claimed job stays claimed without a sign of life from its worker; after
 # that (the process died) another worker takes it over.
 DEFAULT_LEASE_SECONDS = 120.0
-# The largest webhook body perfbot reads. Its events are tens of KB (a workflow_run is
-# 20-30 KB; a comment and its issue at most 65,536 characters each, under 1 MB); an
-# installation event lists repositories at ~150 bytes each, so 5 MiB holds 30,000 of them.
-# GitHub's own ceiling is 25 MB: nothing larger can be a delivery.
-DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024
-MIN_MAX_BODY_BYTES = 64 * 1024
-MAX_MAX_BODY_BYTES = 25 * 1024 * 1024
-# How often the App's delivery log is checked for deliveries that never reached perfbot
-# (GitHub does not redeliver on its own and keeps its log for 3 days); 0 turns it off.
-DEFAULT_REDELIVERY_HOURS = 6.0
-MAX_REDELIVERY_HOURS = 72.0
-MIN_REDELIVERY_HOURS = 0.25
+# How often, in minutes, the App's delivery log is checked for deliveries that never
+# reached perfbot (GitHub does not redeliver on its own); 0 turns it off. A sweep with
+# nothing new costs one request, so at most 10 minutes: a delivery that failed while
+# perfbot was running (a deploy, a network blip) is sent again within minutes.
+DEFAULT_REDELIVERY_MINUTES = 5.0
+MIN_REDELIVERY_MINUTES = 1.0
+MAX_REDELIVERY_MINUTES = 10.0
+# The period's former variable, in hours: only its 0 (off) is still honoured.
+DEPRECATED_REDELIVERY_HOURS = "PERFBOT_REDELIVERY_HOURS"
 
 
 # The env file `perfbot serve` reads (`perfbot setup` writes it): PERFBOT_ENV_FILE, else .env.
@@ -85,11 +82,12 @@ class Settings:
     workers: int = DEFAULT_WORKERS
     processes: int = DEFAULT_PROCESSES
     lease_seconds: float = DEFAULT_LEASE_SECONDS
-    redelivery_hours: float = DEFAULT_REDELIVERY_HOURS
+    redelivery_minutes: float = DEFAULT_REDELIVERY_MINUTES
+    # One sentence per deprecated variable that was set, for the service to log.
+    deprecations: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
         """Read ``PERFBOT_*`` variables; raises SettingsError naming the variable."""
         env = os.environ if environ is None else environ
         return cls(
@@ -102,13 +100,13 @@ class Settings:
             workers=_workers(env),
             processes=_processes(env),
             lease_seconds=_lease(env),
-            redelivery_hours=_redelivery_hours(env),
+            redelivery_minutes=_redelivery_minutes(env),
+            deprecations=_deprecations(env),
         )
 
     def repo_disabled(self, full_name: str) -> bool:
         """Whether the operator denies ``owner/repo`` (patterns like ``owner/*``)."""
         lowered = full_name.lower()
-            max_body_bytes=_max_body_bytes(env),
         return any(fnmatchcase(lowered, pattern) for pattern in self.disabled_repos)
 
 
@@ -201,21 +199,6 @@ def _lease(env: Mapping[str, str]) -> float:
     raw = env.get("PERFBOT_LEASE_SECONDS", "").strip()
     if not raw:
         return DEFAULT_LEASE_SECONDS
-    return int(raw)
-
-
-def _max_body_bytes(env: Mapping[str, str]) -> int:
-    raw = env.get("PERFBOT_MAX_BODY_BYTES", "").strip()
-    if not raw:
-        return DEFAULT_MAX_BODY_BYTES
-    if (
-        not (raw.isascii() and raw.isdigit())
-        or not MIN_MAX_BODY_BYTES <= int(raw) <= MAX_MAX_BODY_BYTES
-    ):
-        raise SettingsError(
-            f"PERFBOT_MAX_BODY_BYTES must be bytes from {MIN_MAX_BODY_BYTES} (64 KiB) to "
-            f"{MAX_MAX_BODY_BYTES} (25 MiB, GitHub's ceiling), got {raw[:20]!r}."
-        )
     try:
         value = float(raw)
     except ValueError:
@@ -227,16 +210,42 @@ def _max_body_bytes(env: Mapping[str, str]) -> int:
     return value
 
 
-def _redelivery_hours(env: Mapping[str, str]) -> float:
-    raw = env.get("PERFBOT_REDELIVERY_HOURS", "").strip()
+def _redelivery_minutes(env: Mapping[str, str]) -> float:
+    raw = env.get("PERFBOT_REDELIVERY_MINUTES", "").strip()
     if not raw:
-        return DEFAULT_REDELIVERY_HOURS
+        # Set to 0 under its former name, the sweep stays off.
+        return 0.0 if _redelivery_hours_off(env) else DEFAULT_REDELIVERY_MINUTES
     try:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if value != 0 and not MIN_REDELIVERY_HOURS <= value <= MAX_REDELIVERY_HOURS:
+    if value != 0 and not MIN_REDELIVERY_MINUTES <= value <= MAX_REDELIVERY_MINUTES:
         raise SettingsError(
-            f"PERFBOT_REDELIVERY_HOURS must be 0 (off) or hours from 0.25 to 72, got {raw[:20]!r}."
+            f"PERFBOT_REDELIVERY_MINUTES must be 0 (off) or minutes from 1 to 10, got {raw[:20]!r}."
         )
     return value
+
+
+def _redelivery_hours_off(env: Mapping[str, str]) -> bool:
+    try:
+        return float(env.get(DEPRECATED_REDELIVERY_HOURS, "").strip()) == 0
+    except ValueError:
+        return False
+
+
+def _deprecations(env: Mapping[str, str]) -> tuple[str, ...]:
+    raw = env.get(DEPRECATED_REDELIVERY_HOURS, "").strip()
+    if not raw:
+        return ()
+    if env.get("PERFBOT_REDELIVERY_MINUTES", "").strip():
+        effect = "it is ignored, PERFBOT_REDELIVERY_MINUTES is set"
+    elif _redelivery_hours_off(env):
+        effect = "its 0 still turns the sweep off"
+    else:
+        effect = (
+            f"its value is ignored, the sweep runs every {DEFAULT_REDELIVERY_MINUTES:g} minutes"
+        )
+    return (
+        f"{DEPRECATED_REDELIVERY_HOURS} is deprecated ({effect}): "
+        "set PERFBOT_REDELIVERY_MINUTES instead (0 turns the sweep off, else 1 to 10).",
+    )

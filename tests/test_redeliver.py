@@ -17,14 +17,25 @@ from perfbot import redeliver
 from perfbot.app import create_app
 from perfbot.github import GitHubApp, GitHubUnavailable, HookDelivery, RateLimited
 from perfbot.metrics import Metrics
-from perfbot.redeliver import LOCK_KEY, Redeliverer, missed, sweep
-from perfbot.settings import DEFAULT_REDELIVERY_HOURS, Settings, SettingsError
+from perfbot.redeliver import (
+    FIRST_SWEEP_DELAY_SECONDS,
+    LOCK_KEY,
+    OVERLAP_SECONDS,
+    Redeliverer,
+    missed,
+    next_delay,
+    read_since,
+    sweep,
+)
+from perfbot.settings import Settings
 from perfbot.store import SQLiteStore, Store
 from tests.fakegithub import Delivery, FakeGitHub, rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World, settings_env
 
 HEAD = "a" * 40
 DAY = timedelta(days=1)
+# The period the service sweeps at unless told otherwise.
+PERIOD = Settings.from_env(settings_env("http://127.0.0.1:9", Path("db"))).redelivery_minutes * 60
 
 
 @pytest.fixture(autouse=True)
@@ -114,10 +125,14 @@ async def test_redeliveries_are_spaced_out(
     fake: FakeGitHub, github: GitHubApp, store: Store
 ) -> None:
     await build_log(fake, store)
-    started = time.monotonic()
-    result = await sweep(github, store, owner="replica-a", pause=0.3)
+    pauses: list[tuple[float, int]] = []  # (seconds, redeliveries asked so far)
+
+    async def pause(seconds: float) -> None:
+        pauses.append((seconds, len(fake.redeliveries)))
+
+    result = await sweep(github, store, owner="replica-a", pause=0.3, sleep=pause)
     assert len(result.redelivered) == 3
-    assert time.monotonic() - started >= 0.6  # two pauses between three requests
+    assert pauses == [(0.3, 1), (0.3, 2)]  # one pause between each two requests
 
 
 async def test_exactly_the_lost_events_are_redelivered_once(
@@ -330,9 +345,8 @@ async def test_stopping_cancels_a_sweep_stuck_on_github(
     sweeper = Redeliverer(github, store, interval=3600, first_delay=0)
     sweeper.start()
     await _until(lambda: bool(listing_calls(fake)), "the sweep to start")
-    started = time.monotonic()
-    await sweeper.stop()
-    assert time.monotonic() - started < 2
+    # Far sooner than the 30 s GitHub takes to answer: stop() does not wait for it.
+    await asyncio.wait_for(sweeper.stop(), timeout=5)
     assert fake.redeliveries == []
     assert await store.try_lock(LOCK_KEY, "someone-else", 60, time.time())
 
@@ -345,21 +359,297 @@ async def _until(condition: Callable[[], bool], what: str, timeout: float = 10) 
         await asyncio.sleep(0.02)
 
 
+# The cursor: a sweep reads only what is new since the last one --------------------------------
+
+
+async def test_a_quiet_sweep_reads_one_page(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    await build_log(fake, store)
+    first = await sweep(github, store, owner="replica-a")
+    assert first.complete
+    assert len(listing_calls(fake)) == 3  # the first sweep of a database: three days
+    record = await store.last_sweep()
+    assert record is not None
+    newest = max(d.delivered_at for d in fake.deliveries).replace(microsecond=0)
+    assert record.cursor == newest.timestamp()  # GitHub's time (whole seconds)
+
+    for _ in range(3):
+        before = len(listing_calls(fake))
+        quiet = await sweep(github, store, owner="replica-a")
+        assert quiet.ran
+        assert quiet.redelivered == []
+        assert len(listing_calls(fake)) - before == 1
+        # Only the overlap before the cursor is read again: the newest two minutes.
+        assert quiet.attempts_read == 1
+    assert len(fake.redeliveries) == 3
+
+
+async def test_a_sweep_after_new_failures_reads_only_the_new_pages(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    await build_log(fake, store)
+    await sweep(github, store, owner="replica-a")
+    full_read = len(listing_calls(fake))
+    assert len(fake.redeliveries) == 3
+
+    # 250 new attempts (two and a half pages), three of them failed and never received.
+    new_failures = []
+    for n in range(250):
+        ago = timedelta(seconds=50) - timedelta(milliseconds=190 * n)
+        if n in (10, 125, 240):
+            new_failures.append(failed(fake, f"guid-new-{n}", ago=ago, status=504))
+        else:
+            succeeded(fake, ago=ago)
+    before = len(listing_calls(fake))
+    result = await sweep(github, store, owner="replica-a")
+
+    new_calls = listing_calls(fake)[before:]
+    assert len(new_calls) == 3  # the 250, then the page that reaches the cursor
+    assert len(new_calls) < full_read + 2  # a full read would now take six pages
+    assert "cursor" not in new_calls[0]
+    assert result.attempts_read == 251  # the new ones and the one in the overlap
+    assert result.redelivered == [d.guid for d in new_failures]
+    assert fake.redeliveries[3:] == [d.id for d in new_failures]
+
+
+async def test_an_unfinished_sweep_keeps_the_cursor_where_it_was(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    await build_log(fake, store)
+    await sweep(github, store, owner="replica-a")
+    record = await store.last_sweep()
+    assert record is not None
+    late = failed(fake, "guid-late", ago=timedelta(seconds=5))
+    fake.secondary_rate_limit_next(1, path_contains=f"/{late.id}/attempts")
+    with pytest.raises(RateLimited):
+        await sweep(github, store, owner="replica-a")
+    after = await store.last_sweep()
+    assert after is not None
+    assert after.cursor == record.cursor  # not moved past the request GitHub turned down
+    assert (await sweep(github, store, owner="replica-a")).redelivered == ["guid-late"]
+
+
+def test_read_since_is_the_cursor_less_the_overlap_within_three_days() -> None:
+    now = 1_000_000.0
+    assert read_since(now, None) == now - 3 * 86_400
+    assert read_since(now, now - 60) == now - 60 - OVERLAP_SECONDS
+    assert read_since(now, now - 5 * 86_400) == now - 3 * 86_400  # perfbot was off a week
+    assert 0 < OVERLAP_SECONDS <= 300
+
+
+# When sweeps run: soon after start-up, then every few minutes, counted across processes ------
+
+
+class Timer:
+    """The clock and ``asyncio.sleep`` of a Redeliverer: records every delay its loop asks
+    for, and lets it pass (moving the clock on by it) only when the test calls ``elapse``."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+        self.delays: list[float] = []
+        self._waiting: asyncio.Future[None] | None = None
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        self._waiting = asyncio.get_running_loop().create_future()
+        await self._waiting
+
+    def elapse(self) -> None:
+        assert self._waiting is not None
+        assert not self._waiting.done()
+        self.now += self.delays[-1]
+        self._waiting.set_result(None)
+
+    async def asked(self, count: int) -> None:
+        """Until the loop has asked for ``count`` delays (so it ran up to the next wait)."""
+        await _until(lambda: len(self.delays) >= count, f"delay {count} to be asked for")
+
+
+def sweeper_on(github: GitHubApp, store: Store, timer: Timer) -> Redeliverer:
+    return Redeliverer(github, store, interval=PERIOD, clock=timer.clock, sleep=timer.sleep)
+
+
+def test_the_default_period_is_at_most_ten_minutes() -> None:
+    assert 0 < PERIOD <= 600
+    assert FIRST_SWEEP_DELAY_SECONDS <= 15
+
+
+async def test_the_first_sweep_is_within_15_s_and_the_next_within_10_min(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    await build_log(fake, store)
+    timer = Timer()
+    sweeper = sweeper_on(github, store, timer)
+    sweeper.start()
+    try:
+        await timer.asked(1)
+        assert 0 < timer.delays[0] <= 15
+        assert listing_calls(fake) == []  # nothing before that delay has passed
+        timer.elapse()
+        await timer.asked(2)
+        assert len(fake.redeliveries) == 3  # the first sweep ran
+        assert timer.delays[1] == PERIOD  # from the start of the sweep before
+        timer.elapse()
+        await timer.asked(3)
+        assert timer.delays[2] == PERIOD
+        assert len(listing_calls(fake)) == 3 + 1  # a full read, then a quiet one
+    finally:
+        await sweeper.stop()
+
+
+async def test_a_failure_while_perfbot_runs_is_redelivered_by_the_next_periodic_sweep(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    await build_log(fake, store)
+    timer = Timer()
+    sweeper = sweeper_on(github, store, timer)
+    sweeper.start()
+    try:
+        await timer.asked(1)
+        timer.elapse()
+        await timer.asked(2)  # the start-up sweep is done
+        assert len(fake.redeliveries) == 3
+        calls = len(listing_calls(fake))
+        # A deploy: a delivery timed out while perfbot was up.
+        lost = failed(fake, "guid-during-deploy", ago=timedelta(seconds=2), status=0)
+        timer.elapse()  # at most ten minutes later
+        await timer.asked(3)
+        assert fake.redeliveries[-1] == lost.id
+        assert len(fake.redeliveries) == 4
+        assert len(listing_calls(fake)) - calls == 1
+    finally:
+        await sweeper.stop()
+
+
+async def test_a_sweep_by_another_process_minutes_ago_holds_back_the_first(
+    fake: FakeGitHub, github: GitHubApp, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    await build_log(fake, store)
+    timer = Timer()
+    await store.sweep_started(timer.now - 120)  # another replica, two minutes ago
+    sweeper = sweeper_on(github, store, timer)
+    with caplog.at_level(logging.INFO, logger="perfbot.redeliver"):
+        sweeper.start()
+        try:
+            await timer.asked(1)
+            assert timer.delays[0] == PERIOD - 120  # one period after the other's sweep
+            assert listing_calls(fake) == []
+            assert "another one started recently" in caplog.text
+            timer.elapse()
+            await timer.asked(2)
+            assert len(fake.redeliveries) == 3  # then it sweeps as usual
+        finally:
+            await sweeper.stop()
+
+
+async def test_a_sweep_longer_ago_than_the_period_does_not_hold_back_the_first(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    timer = Timer()
+    await store.sweep_started(timer.now - PERIOD - 1)
+    sweeper = sweeper_on(github, store, timer)
+    sweeper.start()
+    try:
+        await timer.asked(1)
+        assert timer.delays[0] == FIRST_SWEEP_DELAY_SECONDS
+    finally:
+        await sweeper.stop()
+
+
+async def test_a_crash_loop_sweeps_once_per_period(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    """A process that starts, lives 12 s and crashes, over and over, for two periods."""
+    await build_log(fake, store)
+    timer = Timer()
+    started = timer.now
+    sweeps = 0
+    for _ in range(int(2 * PERIOD / 12)):
+        sweeper = sweeper_on(github, store, timer)  # a new process on the same database
+        born = timer.now
+        sweeper.start()
+        try:
+            await timer.asked(len(timer.delays) + 1)
+            if timer.delays[-1] <= 12:
+                before = len(listing_calls(fake))
+                timer.elapse()
+                await timer.asked(len(timer.delays) + 1)  # swept, and waiting again
+                sweeps += 1
+                assert len(listing_calls(fake)) > before
+        finally:
+            await sweeper.stop()  # the crash
+        timer.now = born + 12  # and the restart
+    # The first start, then once per period: never at every start.
+    assert sweeps == 2
+    assert timer.now - started >= 2 * PERIOD - 12
+    assert len(fake.redeliveries) == 3
+
+
+async def test_replicas_together_sweep_about_once_per_period(
+    fake: FakeGitHub, github: GitHubApp, store: Store, tmp_path: Path
+) -> None:
+    """Two replicas on one database: the second's next sweep is one period after the
+    first's, not one of its own."""
+    await build_log(fake, store)
+    timer = Timer()
+    other_store = SQLiteStore(str(tmp_path / "perfbot.db"))
+    await other_store.setup()
+    first = sweeper_on(github, store, timer)
+    second = sweeper_on(github, other_store, timer)
+    try:
+        first.start()
+        await timer.asked(1)
+        timer.elapse()
+        await timer.asked(2)  # the first replica swept
+        assert timer.delays[1] == PERIOD
+        timer.now += 60  # the second replica starts a minute later
+        second.start()
+        await timer.asked(3)
+        assert timer.delays[2] == PERIOD - 60
+        assert len(listing_calls(fake)) == 3  # the first replica's sweep only
+    finally:
+        await first.stop()
+        await second.stop()
+        await other_store.close()
+
+
+@pytest.mark.parametrize(
+    ("last", "soonest", "expected"),
+    [
+        (None, 10.0, 10.0),  # no sweep ever: soon
+        (1_000.0 - 120, 10.0, 180.0),  # another process two minutes ago
+        (1_000.0 - 299, 10.0, 10.0),  # one second short of a period ago: not sooner
+        (1_000.0 - 3_600, 10.0, 10.0),  # long ago
+        (1_000.0 + 86_400, 10.0, 300.0),  # a clock far ahead delays by one period at most
+        (1_000.0, 30.0, 300.0),  # just swept
+    ],
+)
+def test_next_delay(last: float | None, soonest: float, expected: float) -> None:
+    assert next_delay(1_000.0, last, interval=300.0, soonest=soonest) == expected
+
+
 # The service --------------------------------------------------------------------------------
 
 
 @asynccontextmanager
-async def service(settings: Settings, fake: FakeGitHub) -> AsyncIterator[httpx.AsyncClient]:
-    """perfbot's app with its lifespan (workers, sweep at once) in this test's event loop."""
-    app = create_app(settings, github_transport=fake.transport(), redelivery_delay=0)
+async def service(
+    settings: Settings, fake: FakeGitHub, timer: Timer | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """perfbot's app with its lifespan (workers, sweeps) in this test's event loop."""
+    sleep = asyncio.sleep if timer is None else timer.sleep
+    app = create_app(settings, github_transport=fake.transport(), redelivery_sleep=sleep)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://perfbot") as client:
             yield client
 
 
-async def test_the_service_sweeps_at_start_up_and_the_redelivery_becomes_the_comment(
-    tmp_path: Path,
+async def test_the_service_sweeps_soon_after_start_up_and_the_redelivery_becomes_the_comment(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     world = World.create()
     pull = world.pull(7, HEAD)
@@ -377,8 +667,14 @@ async def test_the_service_sweeps_at_start_up_and_the_redelivery_becomes_the_com
     )
     sent = {"guid-lost": (body, headers)}  # what GitHub would send again
     settings = Settings.from_env(settings_env(world.fake.api_url, tmp_path / "db"))
-    async with service(settings, world.fake) as client:
+    timer = Timer()  # its delays only: the service keeps its own clock
+    async with service(settings, world.fake, timer) as client:
+        await timer.asked(1)
+        assert timer.delays[0] <= 15
+        timer.elapse()
         await _until(lambda: bool(world.fake.redeliveries), "the start-up sweep")
+        await timer.asked(2)
+        assert 0 < timer.delays[1] <= 600  # the next one, from the service's settings
         # The fake only records the request: here GitHub's redelivery is played by the test.
         for delivery_id in world.fake.redeliveries:
             guid = next(d.guid for d in world.fake.deliveries if d.id == delivery_id)
@@ -387,42 +683,50 @@ async def test_the_service_sweeps_at_start_up_and_the_redelivery_becomes_the_com
             assert response.status_code == 202
         await _until(lambda: len(world.bot_comments(7)) == 1, "the comment")
         metrics = (await client.get("/metrics")).text
+        # A period later the next sweep finds nothing more to do.
+        with caplog.at_level(logging.INFO, logger="perfbot.redeliver"):
+            timer.elapse()
+            await timer.asked(3)
     assert 'perfbot_redeliveries_total{event="workflow_run"} 1.0' in metrics
-    assert len(world.fake.redeliveries) == 1
     assert "1 regression" in world.bot_comments(7)[0]
-    # Restarted on the same database: the guid is recorded now, and claimed: nothing more.
-    async with service(settings, world.fake):
-        await _until(lambda: len(listing_calls(world.fake)) == 2, "the second start-up sweep")
-        await asyncio.sleep(0.2)
+    assert len(listing_calls(world.fake)) == 2
+    assert "0 deliveries redelivered" in caplog.text
     assert len(world.fake.redeliveries) == 1
 
 
-async def test_a_zero_period_starts_no_sweep(tmp_path: Path) -> None:
+async def test_a_zero_period_starts_no_sweep(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     world = World.create()
     world.fake.add_delivery("workflow_run", "completed", status_code=502)
+    env = settings_env(world.fake.api_url, tmp_path / "db", PERFBOT_REDELIVERY_MINUTES="0")
+    settings = Settings.from_env(env)
+    assert settings.redelivery_minutes == 0
+    timer = Timer()
+    with caplog.at_level(logging.INFO, logger="perfbot.app"):
+        async with service(settings, world.fake, timer) as client:
+            assert (await client.get("/healthz")).status_code == 200
+    assert "the sweep for missed deliveries is off" in caplog.text
+    assert timer.delays == []  # no sweeper was started to wait for anything
+    assert listing_calls(world.fake) == []
+
+
+async def test_the_former_hours_variable_is_logged_as_deprecated(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    world = World.create()
     env = settings_env(world.fake.api_url, tmp_path / "db", PERFBOT_REDELIVERY_HOURS="0")
     settings = Settings.from_env(env)
-    assert settings.redelivery_hours == 0
-    async with service(settings, world.fake) as client:
-        assert (await client.get("/healthz")).status_code == 200
-        await asyncio.sleep(0.3)
-    assert world.fake.requests == []
-
-
-@pytest.mark.parametrize(
-    ("raw", "hours"), [("", DEFAULT_REDELIVERY_HOURS), ("0", 0.0), ("1.5", 1.5), (" 72 ", 72.0)]
-)
-def test_redelivery_hours_setting(raw: str, hours: float) -> None:
-    env = {**settings_env("http://127.0.0.1:9", Path("db")), "PERFBOT_REDELIVERY_HOURS": raw}
-    assert Settings.from_env(env).redelivery_hours == hours
-
-
-@pytest.mark.parametrize("raw", ["-1", "0.1", "73", "six", "nan", "inf"])
-def test_a_bad_redelivery_period_is_one_sentence(raw: str) -> None:
-    env = {**settings_env("http://127.0.0.1:9", Path("db")), "PERFBOT_REDELIVERY_HOURS": raw}
-    with pytest.raises(SettingsError) as caught:
-        Settings.from_env(env)
-    message = str(caught.value)
-    assert message.startswith("PERFBOT_REDELIVERY_HOURS must be")
-    assert message.count(".") <= 3
-    assert "\n" not in message
+    assert settings.redelivery_minutes == 0  # its 0 still turns the sweep off
+    with caplog.at_level(logging.INFO, logger="perfbot.app"):
+        async with service(settings, world.fake, Timer()) as client:
+            assert (await client.get("/healthz")).status_code == 200
+    warnings = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "perfbot.app" and r.levelno == logging.WARNING
+    ]
+    assert warnings == [
+        "PERFBOT_REDELIVERY_HOURS is deprecated (its 0 still turns the sweep off): set "
+        "PERFBOT_REDELIVERY_MINUTES instead (0 turns the sweep off, else 1 to 10)."
+    ]
