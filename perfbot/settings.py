@@ -22,6 +22,13 @@ MAX_PROCESSES = 64
 # How long a claimed job stays claimed without a sign of life from its worker; after
 # that (the process died) another worker takes it over.
 DEFAULT_LEASE_SECONDS = 120.0
+# The largest webhook body perfbot reads. Its events are tens of KB (a workflow_run is
+# 20-30 KB; a comment and its issue at most 65,536 characters each, under 1 MB); an
+# installation event lists repositories at ~150 bytes each, so 5 MiB holds 30,000 of them.
+# GitHub's own ceiling is 25 MB: nothing larger can be a delivery.
+DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024
+MIN_MAX_BODY_BYTES = 64 * 1024
+MAX_MAX_BODY_BYTES = 25 * 1024 * 1024
 # How often, in minutes, the App's delivery log is checked for deliveries that never
 # reached perfbot (GitHub does not redeliver on its own); 0 turns it off. A sweep with
 # nothing new costs one request, so at most 10 minutes: a delivery that failed while
@@ -82,6 +89,7 @@ class Settings:
     workers: int = DEFAULT_WORKERS
     processes: int = DEFAULT_PROCESSES
     lease_seconds: float = DEFAULT_LEASE_SECONDS
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     redelivery_minutes: float = DEFAULT_REDELIVERY_MINUTES
     # One sentence per deprecated variable that was set, for the service to log.
     deprecations: tuple[str, ...] = ()
@@ -100,6 +108,7 @@ class Settings:
             workers=_workers(env),
             processes=_processes(env),
             lease_seconds=_lease(env),
+            max_body_bytes=_max_body_bytes(env),
             redelivery_minutes=_redelivery_minutes(env),
             deprecations=_deprecations(env),
         )
@@ -192,6 +201,21 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, highest: int)
         return default
     if not raw.isdigit() or not 1 <= int(raw) <= highest:
         raise SettingsError(f"{name} must be a number from 1 to {highest}, got {raw[:20]!r}.")
+    return int(raw)
+
+
+def _max_body_bytes(env: Mapping[str, str]) -> int:
+    raw = env.get("PERFBOT_MAX_BODY_BYTES", "").strip()
+    if not raw:
+        return DEFAULT_MAX_BODY_BYTES
+    if (
+        not (raw.isascii() and raw.isdigit())
+        or not MIN_MAX_BODY_BYTES <= int(raw) <= MAX_MAX_BODY_BYTES
+    ):
+        raise SettingsError(
+            f"PERFBOT_MAX_BODY_BYTES must be bytes from {MIN_MAX_BODY_BYTES} (64 KiB) to "
+            f"{MAX_MAX_BODY_BYTES} (25 MiB, GitHub's ceiling), got {raw[:20]!r}."
+        )
     return int(raw)
 
 

@@ -78,6 +78,14 @@ def test_processes_default_to_one_and_take_a_number() -> None:
     assert Settings.from_env({**BASE, "PERFBOT_PROCESSES": "4"}).processes == 4
 
 
+def test_max_body_bytes_defaults_to_5_mib_and_stays_within_githubs_ceiling() -> None:
+    assert Settings.from_env(BASE).max_body_bytes == 5 * 1024 * 1024
+    assert Settings.from_env({**BASE, "PERFBOT_MAX_BODY_BYTES": "65536"}).max_body_bytes == 65536
+    for bad in ("1k", "65535", str(25 * 1024 * 1024 + 1), "-1", "²"):
+        with pytest.raises(SettingsError, match=r"PERFBOT_MAX_BODY_BYTES must be bytes from 65536"):
+            Settings.from_env({**BASE, "PERFBOT_MAX_BODY_BYTES": bad})
+
+
 @pytest.mark.parametrize(
     ("raw", "minutes"), [("", 5.0), ("0", 0.0), ("1", 1.0), (" 2.5 ", 2.5), ("10", 10.0)]
 )
