@@ -264,7 +264,11 @@ class GitHubApp:
         if gate is None:
             gate = self._token_gates[installation_id] = TokenGate()
         return Installation(
-            self._github.with_auth(auth), self._storage_transport, self.app_id, gate
+            self._github.with_auth(auth),
+            self._storage_transport,
+            self.app_id,
+            gate,
+            installation_id=installation_id,
         )
 
     async def bot_login(self) -> str:
@@ -397,10 +401,14 @@ class Installation:
         storage: httpx.AsyncBaseTransport,
         app_id: int | None,
         token_gate: TokenGate | None = None,
+        *,
+        installation_id: int | None = None,
     ) -> None:
         self._gh = github
         self._storage = storage
         self.app_id = app_id
+        # None: a plain token (``perfbot comment``), which no installation record covers.
+        self.id = installation_id
         self._token_gate = token_gate
 
     async def _call(self, method: str, send: Callable[[], Awaitable[T]]) -> T:

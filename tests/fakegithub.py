@@ -447,6 +447,31 @@ class _Knob:
 
 
 @dataclass(kw_only=True)
+class Hold:
+    """Matching requests wait until the test calls ``release()``: a hang that ends when the
+    test has done what it wanted done meanwhile (close the PR, suspend the installation).
+
+    Thread-safe, so it works with the in-process transport and with served sockets alike.
+    """
+
+    path_contains: str
+    remaining: int
+    method: str | None  # None: any method
+    timeout: float  # released anyway after this long, so a forgetful test cannot hang
+    reached: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def release(self) -> None:
+        self.released.set()
+
+    async def wait(self) -> None:
+        self.reached.set()
+        deadline = time.monotonic() + self.timeout
+        while not self.released.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+
+
+@dataclass(kw_only=True)
 class _Chaos:
     rate: float
     kinds: tuple[ChaosKind, ...]
@@ -509,6 +534,7 @@ class FakeGitHub:
         self.latency = 0.0  # seconds slept before every API response
         self._calls_per_installation: Counter[int] = Counter()  # for x-ratelimit-used
         self._knobs: list[_Knob] = []
+        self._holds: list[Hold] = []
         self._chaos: _Chaos | None = None
         self.chaos_injected: Counter[str] = Counter()  # kind → requests it hit, since chaos()
         self._ids = itertools.count(10_001)
@@ -890,6 +916,20 @@ class FakeGitHub:
             _Knob(kind="hang", remaining=count, path_contains=path_contains, seconds=seconds)
         )
 
+    def hold_next(
+        self,
+        path_contains: str,
+        count: int = 1,
+        *,
+        method: str | None = None,
+        timeout: float = 30.0,
+    ) -> Hold:
+        """Hold the next ``count`` requests whose path contains ``path_contains`` (the API or
+        the storage, "/blobs/" for an artifact download) until ``release()``."""
+        hold = Hold(path_contains=path_contains, remaining=count, method=method, timeout=timeout)
+        self._holds.append(hold)
+        return hold
+
     def chaos(
         self,
         rate: float = 0.2,
@@ -957,11 +997,16 @@ class FakeGitHub:
                 return knob
         return None
 
-    async def _delay(self, path: str, *, api: bool) -> None:
+    async def _delay(self, path: str, *, api: bool, method: str = "GET") -> None:
         if api and self.latency > 0:
             await asyncio.sleep(self.latency)
         if (hang := self._take_knob("hang", path)) is not None:
             await asyncio.sleep(hang.seconds)
+        for hold in self._holds:
+            if hold.remaining > 0 and hold.path_contains in path and hold.method in (None, method):
+                hold.remaining -= 1
+                await hold.wait()
+                break
 
     def _injected_failure(self, path: str) -> Response | None:
         if (knob := self._take_knob("secondary", path)) is not None:
@@ -1088,7 +1133,7 @@ class FakeGitHub:
 
     async def _answer(self, request: Request, raw: bytes, credential: _Credential) -> Response:
         path = request.url.path
-        await self._delay(path, api=True)
+        await self._delay(path, api=True, method=request.method)
         if (chaotic := await self._chaotic_answer(path)) is not None:
             return chaotic
         if (injected := self._injected_failure(path)) is not None:
@@ -1173,7 +1218,7 @@ class FakeGitHub:
             status=0,
         )
         self.storage_requests.append(record)
-        await self._delay(request.url.path, api=False)
+        await self._delay(request.url.path, api=False, method=request.method)
         response = self._injected_failure(request.url.path) or self._blob_response(request)
         record.status = response.status_code
         return response

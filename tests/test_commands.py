@@ -15,6 +15,7 @@ from tests.harness import (
     REPO_ID,
     ZPERF_BASE,
     World,
+    assert_done,
     in_process_service,
     regressed,
     report_zip,
@@ -38,9 +39,17 @@ def post(client: httpx.Client, body: bytes, headers: dict[str, str]) -> httpx.Re
     return response
 
 
-def post_run(client: httpx.Client, world: World, run_id: int, report: bytes | None = None) -> None:
+def post_run(client: httpx.Client, world: World, run_id: int, report: bytes | None = None) -> str:
+    """Post run ``run_id``'s completion; returns its delivery id."""
     pull = world.fake.repo(world.repo).pulls[7]
-    post(client, *world.delivery(world.measured_run(pull, run_id, report=report)))
+    body, headers = world.delivery(world.measured_run(pull, run_id, report=report))
+    post(client, body, headers)
+    return headers["X-GitHub-Delivery"]
+
+
+def measurement(world: World, run_id: int = 1001) -> int:
+    """A finished measurement of PR 7's head (it uploaded its report), not yet reported."""
+    return world.measured_run(world.fake.repo(world.repo).pulls[7], run_id).id
 
 
 def private_world(files: dict[str, str] | None = None) -> World:
@@ -59,15 +68,18 @@ def test_rerun_permission_matrix(tmp_path: Path, role: str, minimum: str) -> Non
     world = private_world({".github/perfbot.yml": config})
     world.pull(7, HEAD)
     world.fake.add_collaborator(world.repo, "bob", role)
-    run = world.fake.add_run(world.repo, 1001, HEAD, "feature-7")
+    run_id = measurement(world)
     allowed = RANK[role] >= RANK[minimum]
     with in_process_service(world, tmp_path / "db") as client:
         comment, body, headers = world.comment_delivery(7, "/perfbot rerun")
         post(client, body, headers)
         wait_idle(client.get)
-    assert world.fake.reruns == ([run.id] if allowed else [])
-    assert world.reactions(comment) == (["eyes", "rocket"] if allowed else ["eyes", "confused"])
+    assert world.fake.reruns == ([run_id] if allowed else [])
+    # One reaction, saying how the command ended.
+    assert world.reactions(comment) == (["rocket"] if allowed else ["confused"])
     assert world.fake.bot_comments(world.repo, 7) == []  # never a comment on refusal
+    words = ("re-run of run 1001 started",) if allowed else ("re-run refused", f"role {role}")
+    assert_done(client.database, headers["X-GitHub-Delivery"], *words)
 
 
 def test_rerun_marks_the_comment_until_the_new_result_lands(world: World, tmp_path: Path) -> None:
@@ -91,7 +103,7 @@ def test_rerun_marks_the_comment_until_the_new_result_lands(world: World, tmp_pa
 def test_two_quick_reruns_start_one_run(world: World, tmp_path: Path) -> None:
     world.pull(7, HEAD)
     world.fake.add_collaborator(world.repo, "bob", "write")
-    world.fake.add_run(world.repo, 1001, HEAD, "feature-7")
+    measurement(world)
     with in_process_service(world, tmp_path / "db") as client:
         first, body1, headers1 = world.comment_delivery(7, "/perfbot rerun")
         second, body2, headers2 = world.comment_delivery(7, "/perfbot rerun")
@@ -99,35 +111,35 @@ def test_two_quick_reruns_start_one_run(world: World, tmp_path: Path) -> None:
         post(client, body2, headers2)
         wait_idle(client.get)
     assert world.fake.reruns == [1001]
-    assert sorted([world.reactions(first), world.reactions(second)]) == [
-        ["eyes"],
-        ["eyes", "rocket"],
-    ]
+    # 🚀 for the one that started it, 👀 for the one that found it pending.
+    assert sorted([world.reactions(first), world.reactions(second)]) == [["eyes"], ["rocket"]]
 
 
 def test_rerun_reruns_only_a_configured_workflow_and_fails_without_one(tmp_path: Path) -> None:
     world = World.create(files={".github/perfbot.yml": "workflows: [bench]\n"})
     world.pull(7, HEAD)
     world.fake.add_collaborator(world.repo, "bob", "admin")
-    world.fake.add_run(world.repo, 1001, HEAD, "feature-7")  # "net-perf": not configured
+    measurement(world)  # "net-perf": not configured, though it uploaded a report
     with in_process_service(world, tmp_path / "db") as client:
         comment, body, headers = world.comment_delivery(7, "/perfbot rerun")
         post(client, body, headers)
         wait_idle(client.get)
+        assert_done(client.database, headers["X-GitHub-Delivery"], "no measurement run")
     assert world.fake.reruns == []
-    assert world.reactions(comment) == ["eyes", "confused"]
+    assert world.reactions(comment) == ["confused"]
 
 
 def test_rerun_github_error_is_confused(world: World, tmp_path: Path) -> None:
     world.pull(7, HEAD)
     world.fake.add_collaborator(world.repo, "bob", "write")
-    world.fake.add_run(world.repo, 1001, HEAD, "feature-7")
+    measurement(world)
     world.fake.fail_next(1, 403, path_contains="/rerun")
     with in_process_service(world, tmp_path / "db") as client:
         comment, body, headers = world.comment_delivery(7, "/perfbot rerun")
         post(client, body, headers)
         wait_idle(client.get)
-    assert world.reactions(comment) == ["eyes", "confused"]
+        assert_done(client.database, headers["X-GitHub-Delivery"], "re-run failed", "403")
+    assert world.reactions(comment) == ["confused"]
     assert world.fake.bot_comments(world.repo, 7) == []
 
 
@@ -155,6 +167,7 @@ def test_ignored_comments_write_nothing(
 
 def test_help_replies_with_the_commands(world: World, tmp_path: Path) -> None:
     world.pull(7, HEAD)
+    world.fake.add_collaborator(world.repo, "carol", "write")
     with in_process_service(world, tmp_path / "db") as client:
         comment, body, headers = world.comment_delivery(7, "/perfbot help", login="carol")
         post(client, body, headers)
@@ -163,8 +176,26 @@ def test_help_replies_with_the_commands(world: World, tmp_path: Path) -> None:
     assert "/perfbot rerun" in reply
     assert "/perfbot help" in reply
     assert "<code>write</code>" in reply
-    assert world.reactions(comment) == ["eyes"]
+    assert world.reactions(comment) == []  # the reply is the one write
     assert world.fake.reruns == []
+
+
+def test_help_from_strangers_costs_one_reaction(tmp_path: Path) -> None:
+    world = private_world()
+    world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        deliveries = []
+        for _ in range(5):
+            _, body, headers = world.comment_delivery(7, "/perfbot help", login="mallory")
+            post(client, body, headers)
+            deliveries.append(headers["X-GitHub-Delivery"])
+        wait_idle(client.get)
+        reasons = [assert_done(client.database, d, "help refused") for d in deliveries]
+    assert world.bot_comments(7) == []
+    writes = [f"{r.method} {r.path}" for r in world.fake.write_calls()]
+    assert len(writes) == 1
+    assert writes[0].endswith("/reactions")
+    assert sum("already told" in (reason or "") for reason in reasons) == 4
 
 
 def test_parse_command() -> None:
@@ -180,29 +211,38 @@ def test_parse_command() -> None:
 
 
 @pytest.mark.parametrize(
-    ("files", "env", "labels"),
+    ("files", "env", "labels", "reason"),
     [
-        ({".github/perfbot.yml": "enabled: false\n"}, {}, ()),
-        ({}, {"PERFBOT_DISABLED_REPOS": "acme/widget"}, ()),
-        ({}, {}, ("PerfBot: Mute",)),
-        ({}, {}, ("quiet",)),
+        ({".github/perfbot.yml": "enabled: false\n"}, {}, (), "by its configuration"),
+        ({}, {"PERFBOT_DISABLED_REPOS": "acme/widget"}, (), "the operator disabled acme/widget"),
+        ({}, {}, ("PerfBot: Mute",), "PR 7 carries the mute label"),
+        ({".github/perfbot.yml": "mute_label: QUIET\n"}, {}, ("quiet",), "the mute label"),
     ],
     ids=["repo-config", "operator", "mute-label", "custom-mute-label"],
 )
 def test_opted_out_rerun_writes_nothing(
-    tmp_path: Path, files: dict[str, str], env: dict[str, str], labels: tuple[str, ...]
+    tmp_path: Path,
+    files: dict[str, str],
+    env: dict[str, str],
+    labels: tuple[str, ...],
+    reason: str,
 ) -> None:
-    if labels == ("quiet",):
-        files = {".github/perfbot.yml": "mute_label: QUIET\n"}
     world = World.create(files=files)
     world.pull(7, HEAD, labels=labels)
     world.fake.add_collaborator(world.repo, "bob", "admin")
-    world.fake.add_run(world.repo, 1001, HEAD, "feature-7")
+    measurement(world)
     with in_process_service(world, tmp_path / "db", **env) as client:
+        deliveries = []
         for text in ("/perfbot rerun", "/perfbot help"):
             _, body, headers = world.comment_delivery(7, text)
-            post(client, body, headers)
+            answer = post(client, body, headers).json()
+            deliveries.append((headers["X-GitHub-Delivery"], answer))
         wait_idle(client.get)
+        for delivery, answer in deliveries:
+            if env:  # the operator's deny list is applied on receipt: not even a job
+                assert answer == {"status": "ignored"}
+            else:
+                assert_done(client.database, delivery, "ignored: ", reason)
     assert world.fake.write_calls() == []
     assert world.fake.reruns == []
 
@@ -215,10 +255,13 @@ def test_org_exclude_writes_nothing(tmp_path: Path) -> None:
     pull = world.pull(7, HEAD)
     world.fake.add_collaborator(world.repo, "bob", "admin")
     with in_process_service(world, tmp_path / "db") as client:
-        post(client, *world.delivery(world.measured_run(pull, 1001)))
+        run_body, run_headers = world.delivery(world.measured_run(pull, 1001))
+        post(client, run_body, run_headers)
         _, body, headers = world.comment_delivery(7, "/perfbot rerun")
         post(client, body, headers)
         wait_idle(client.get)
+        for delivery in (run_headers["X-GitHub-Delivery"], headers["X-GitHub-Delivery"]):
+            assert_done(client.database, delivery, "ignored: acme/.github excludes widget")
     assert world.fake.write_calls() == []
 
 
@@ -227,8 +270,9 @@ def test_mute_label_mutes_the_report_and_check_run_until_removed(
 ) -> None:
     pull = world.pull(7, HEAD, labels=("perfbot: mute",))
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, 1001)
+        delivery = post_run(client, world, 1001)
         wait_idle(client.get)
+        assert_done(client.database, delivery, "ignored: PR 7 carries the mute label")
         assert world.fake.write_calls() == []
         pull.labels = []
         post_run(client, world, 1002)
@@ -278,9 +322,11 @@ def test_check_run_off(tmp_path: Path) -> None:
     world = World.create(files={".github/perfbot.yml": "check_run: false\n"})
     world.pull(7, HEAD)
     with in_process_service(world, tmp_path / "db") as client:
-        post_run(client, world, 1001)
+        delivery = post_run(client, world, 1001)
         wait_until(lambda: len(world.bot_comments(7)) == 1)
         wait_idle(client.get)
+        reason = assert_done(client.database, delivery, "is up to date")
+    assert "check run" not in (reason or "")
     assert world.fake.check_runs == {}
 
 
@@ -295,10 +341,13 @@ def test_check_run_button_reruns_with_permission(
         post_run(client, world, 1001)
         wait_until(lambda: len(world.fake.check_runs_for(world.repo, HEAD)) == 1)
         (check,) = world.fake.check_runs_for(world.repo, HEAD)
-        post(client, *world.check_run_delivery(check, "bob", event))
+        body, headers = world.check_run_delivery(check, "bob", event)
+        post(client, body, headers)
         wait_idle(client.get)
         if started:
             wait_until(lambda: "Re-run requested by <code>bob</code>" in world.bot_comments(7)[0])
+        words = ("re-run of run 1001 started",) if started else ("re-run refused", "role read")
+        assert_done(client.database, headers["X-GitHub-Delivery"], *words)
     assert world.fake.reruns == ([1001] if started else [])
 
 
@@ -308,8 +357,10 @@ def test_another_apps_check_run_button_is_ignored(world: World, tmp_path: Path) 
     world.fake.add_run(world.repo, 1001, HEAD, "feature-7")
     foreign = world.fake.add_check_run(world.repo, "ci", HEAD, app_id=1)
     with in_process_service(world, tmp_path / "db") as client:
-        post(client, *world.check_run_delivery(foreign, "bob"))
+        body, headers = world.check_run_delivery(foreign, "bob")
+        post(client, body, headers)
         wait_idle(client.get)
+        assert_done(client.database, headers["X-GitHub-Delivery"], "not of this app")
     assert world.fake.write_calls() == []
 
 
@@ -350,8 +401,9 @@ def test_suspended_installation_gets_no_call_until_unsuspended(
     with in_process_service(world, tmp_path / "db") as client:
         post(client, *world.installation_delivery("suspend"))
         wait_idle(client.get)
-        post_run(client, world, 1001)
+        delivery = post_run(client, world, 1001)
         wait_idle(client.get)
+        assert_done(client.database, delivery, "skipped: installation 1 is suspended")
         assert world.fake.requests == []  # not even a token was asked for
         post(client, *world.installation_delivery("unsuspend"))
         wait_idle(client.get)

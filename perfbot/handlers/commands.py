@@ -9,7 +9,7 @@ from typing import Any
 
 from perfbot.commands import HELP_TEXT, parse_command
 from perfbot.escape import code
-from perfbot.github import ROLES, GitHubError, PullInfo, Reaction
+from perfbot.github import ROLES, GitHubError, PullInfo, Reaction, WorkflowRunInfo
 from perfbot.handlers.context import JobContext
 from perfbot.handlers.workflow_run import BadPayload, publish
 from perfbot.repoconfig import ConfigResult
@@ -17,6 +17,12 @@ from perfbot.store.base import PullState
 
 # A run in one of these states will report on its own: a rerun starts nothing more.
 PENDING_STATUSES = frozenset({"queued", "in_progress", "requested", "waiting", "pending"})
+# `/perfbot help` is answered once per PR and person in this time, and a refused command
+# gets its one reaction once: a comment costs its author nothing, perfbot a REST call.
+ANSWER_WINDOW_SECONDS = 3600.0
+# Without `workflows:` configured, a measurement run is found by its report artifact: the
+# head's newest runs are asked for their artifacts, this many at most.
+MAX_PROBED_RUNS = 10
 
 
 class Rerun(enum.Enum):
@@ -24,6 +30,31 @@ class Rerun(enum.Enum):
     PENDING = "pending"  # a measurement of the head is already queued or running
     REFUSED = "refused"  # the requester lacks the configured permission
     FAILED = "failed"  # no run to re-run, or GitHub refused
+    STOPPED = "stopped"  # perfbot may not write there any more (suspended, opted out…)
+
+
+# The one reaction a command gets: it says how the command ended.
+REACTIONS: dict[Rerun, Reaction] = {
+    Rerun.STARTED: "rocket",
+    Rerun.PENDING: "eyes",
+    Rerun.REFUSED: "confused",
+    Rerun.FAILED: "confused",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RerunOutcome:
+    kind: Rerun
+    reason: str  # one line, for the log and the job's record
+
+
+@dataclass(frozen=True, slots=True)
+class RunChoice:
+    """The run a re-run request means, or why there is none to start."""
+
+    run: WorkflowRunInfo | None
+    pending: bool
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +82,7 @@ def role_at_least(role: str, minimum: str) -> bool:
     return rank.get(role, 0) >= rank.get(minimum, len(ROLES))
 
 
-async def on_issue_comment(ctx: JobContext, payload: dict[str, Any]) -> None:
+async def on_issue_comment(ctx: JobContext, payload: dict[str, Any]) -> str:
     repo = Repository.from_payload(payload)
     try:
         issue, comment = payload["issue"], payload["comment"]
@@ -67,36 +98,76 @@ async def on_issue_comment(ctx: JobContext, payload: dict[str, Any]) -> None:
         or user_type == "Bot"
         or command is None
     ):
-        return
+        return f"ignored: comment {comment_id} is no new command on a PR"
     config = await _enabled_config(ctx, repo)
-    if config is None:
-        return
+    if isinstance(config, str):
+        return config
     pull = await ctx.installation.get_pull(repo.owner, repo.name, number)
     if pull is None or pull.base_repo_id != repo.id:
-        ctx.log.info("ignored: PR %s not found", number)
-        return
+        return ctx.ended(f"ignored: PR {number} not found")
     if _muted(pull, config):
-        ctx.log.info("ignored: PR %s carries the mute label", number)
-        return
-
-    async def react(content: Reaction) -> None:
-        await ctx.installation.add_reaction(repo.owner, repo.name, comment_id, content)
-
-    await react("eyes")
+        return ctx.ended(f"ignored: PR {number} carries the mute label")
     if command == "help":
-        permission = code(config.config.rerun_permission)
-        await ctx.installation.create_comment(
-            repo.owner, repo.name, number, HELP_TEXT.format(permission=permission)
-        )
-        return
+        refusal = await _role_refusal(ctx, repo, login, config)
+        if refusal is not None:
+            return await _refused(
+                ctx, repo, pull, comment_id, login, reason=f"help refused: {refusal}"
+            )
+        return await _answer_help(ctx, repo, pull, login, config)
     outcome = await request_rerun(ctx, repo, pull, login, config)
-    if outcome is Rerun.STARTED:
-        await react("rocket")
-    elif outcome in (Rerun.REFUSED, Rerun.FAILED):
-        await react("confused")
+    if outcome.kind is Rerun.REFUSED:
+        return await _refused(ctx, repo, pull, comment_id, login, reason=outcome.reason)
+    if outcome.kind is Rerun.STOPPED:
+        return ctx.ended(outcome.reason)
+    reaction = REACTIONS[outcome.kind]
+    return await _react(ctx, repo, pull, comment_id, reaction, reason=outcome.reason)
 
 
-async def on_check_rerequested(ctx: JobContext, payload: dict[str, Any]) -> None:
+async def _answer_help(
+    ctx: JobContext, repo: Repository, pull: PullInfo, login: str, config: ConfigResult
+) -> str:
+    """The command list as a comment: once per PR and person within the window."""
+    refused = await ctx.write_refused(repo.owner, repo.name, pull)
+    if refused is not None:
+        return ctx.ended(f"help not answered: {refused}")
+    # The delivery owns the record: a retry of this very job may still answer.
+    key = f"help:{repo.id}:{pull.number}:{login.lower()}"
+    if not await ctx.store.try_lock(key, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
+        return ctx.ended(f"help: already answered for {login} on PR {pull.number}")
+    permission = code(config.config.rerun_permission)
+    reply = await ctx.installation.create_comment(
+        repo.owner, repo.name, pull.number, HELP_TEXT.format(permission=permission)
+    )
+    return ctx.ended(f"help: answered {login} on PR {pull.number} in comment {reply.id}")
+
+
+async def _refused(
+    ctx: JobContext, repo: Repository, pull: PullInfo, comment_id: int, login: str, *, reason: str
+) -> str:
+    """A 😕 for someone without the permission, once per PR within the window."""
+    key = f"refused:{repo.id}:{pull.number}:{login.lower()}"
+    if not await ctx.store.try_lock(key, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
+        return ctx.ended(f"{reason}; {login} was already told on PR {pull.number}")
+    return await _react(ctx, repo, pull, comment_id, "confused", reason=reason)
+
+
+async def _react(
+    ctx: JobContext,
+    repo: Repository,
+    pull: PullInfo,
+    comment_id: int,
+    content: Reaction,
+    *,
+    reason: str,
+) -> str:
+    refused = await ctx.write_refused(repo.owner, repo.name, pull)
+    if refused is not None:
+        return ctx.ended(f"{reason}; no reaction: {refused}")
+    await ctx.installation.add_reaction(repo.owner, repo.name, comment_id, content)
+    return ctx.ended(f"{reason}; reacted {content}")
+
+
+async def on_check_rerequested(ctx: JobContext, payload: dict[str, Any]) -> str:
     """``check_run`` / ``check_suite`` ``rerequested``: the same path as ``/perfbot rerun``."""
     repo = Repository.from_payload(payload)
     kind = "check_run" if "check_run" in payload else "check_suite"
@@ -109,39 +180,41 @@ async def on_check_rerequested(ctx: JobContext, payload: dict[str, Any]) -> None
     except (KeyError, TypeError, AttributeError) as exc:
         raise BadPayload(f"{kind} delivery without a usable {exc}") from None
     if payload.get("action") != "rerequested" or app_id != ctx.app_id or sender_type == "Bot":
-        ctx.log.info("ignored: %s not of this app, or not a person's re-request", kind)
-        return
+        return ctx.ended(f"ignored: {kind} not of this app, or not a person's re-request")
     config = await _enabled_config(ctx, repo)
-    if config is None:
-        return
+    if isinstance(config, str):
+        return config
     pulls = [
         pull
         for pull in await ctx.installation.pulls_for_commit(repo.owner, repo.name, head_sha)
         if pull.state == "open" and pull.head_sha == head_sha and pull.base_repo_id == repo.id
     ]
     if len(pulls) != 1:
-        ctx.log.info("ignored: %d open PRs have the head %s", len(pulls), head_sha[:12])
-        return
+        return ctx.ended(f"ignored: {len(pulls)} open PRs have the head {head_sha[:12]}")
     if _muted(pulls[0], config):
-        ctx.log.info("ignored: PR %s carries the mute label", pulls[0].number)
-        return
+        return ctx.ended(f"ignored: PR {pulls[0].number} carries the mute label")
     outcome = await request_rerun(ctx, repo, pulls[0], login, config)
-    ctx.log.info("re-run requested by the check's button: %s", outcome.value)
+    ctx.log.info("re-run requested by the check's button: %s", outcome.kind.value)
+    return ctx.ended(outcome.reason)
 
 
-async def on_installation(ctx: JobContext, payload: dict[str, Any]) -> None:
+async def on_installation(ctx: JobContext, payload: dict[str, Any]) -> str:
     """``installation`` suspend / unsuspend / deleted, ``installation_repositories`` removed."""
     action = payload.get("action")
     installation = payload.get("installation") or {}
     installation_id = installation.get("id") if isinstance(installation, dict) else None
+    reason = f"installation {installation_id}: {action} (nothing to do)"
     if action in ("suspend", "unsuspend", "deleted") and isinstance(installation_id, int):
-        await ctx.store.set_suspended(installation_id, action == "suspend", ctx.now())
-        ctx.log.info("installation %s: %s", installation_id, action)
+        # A deleted installation is never installed again under the same id: recorded
+        # like a suspension, so that a job still running for it writes nothing more.
+        await ctx.store.set_suspended(installation_id, action != "unsuspend", ctx.now())
+        reason = ctx.ended(f"installation {installation_id}: {action}")
     if action in ("deleted", "removed"):
-        await on_uninstalled(ctx, payload)
+        reason = f"{reason}; {await on_uninstalled(ctx, payload)}"
+    return reason
 
 
-async def on_uninstalled(ctx: JobContext, payload: dict[str, Any]) -> None:
+async def on_uninstalled(ctx: JobContext, payload: dict[str, Any]) -> str:
     """``installation`` deleted / ``installation_repositories`` removed: forget their PRs."""
     if "repositories_removed" in payload:
         repositories = payload.get("repositories_removed")
@@ -154,58 +227,102 @@ async def on_uninstalled(ctx: JobContext, payload: dict[str, Any]) -> None:
     ]
     if ids:
         await ctx.store.forget_repositories(ids)
-    ctx.log.info("forgot the pull requests of %d repositories", len(ids))
+    return ctx.ended(f"forgot the pull requests of {len(ids)} repositories")
 
 
 async def request_rerun(
     ctx: JobContext, repo: Repository, pull: PullInfo, login: str, config: ConfigResult
-) -> Rerun:
+) -> RerunOutcome:
     """Re-run the measurement of the PR's head for ``login``, if their role allows it."""
     inst = ctx.installation
-    minimum = config.config.rerun_permission
     try:
-        role = await inst.collaborator_role(repo.owner, repo.name, login)
-        if not role_at_least(role, minimum):
-            ctx.log.info("re-run refused: %s has role %s, %s needed", login, role, minimum)
-            return Rerun.REFUSED
-        runs = [
-            run
-            for run in await inst.runs_for_head(repo.owner, repo.name, pull.head_sha)
-            if run.head_sha == pull.head_sha
-            and run.event == "pull_request"
-            and config.config.matches_workflow(run.name, run.path)
-        ]
-        if not runs:
-            ctx.log.info("re-run failed: no measurement run for %s", pull.head_sha[:12])
-            return Rerun.FAILED
-        if any(run.status in PENDING_STATUSES for run in runs):
-            ctx.log.info("re-run not needed: a measurement of %s is pending", pull.head_sha[:12])
-            return Rerun.PENDING
-        await inst.rerun_workflow_run(repo.owner, repo.name, runs[0].id)
+        refusal = await _role_refusal(ctx, repo, login, config)
+        if refusal is not None:
+            return RerunOutcome(Rerun.REFUSED, f"re-run refused: {refusal}")
+        choice = await choose_run(ctx, repo, pull, config)
+        if choice.pending:
+            return RerunOutcome(Rerun.PENDING, f"re-run not needed: {choice.reason}")
+        if choice.run is None:
+            return RerunOutcome(Rerun.FAILED, f"re-run failed: {choice.reason}")
+        refused = await ctx.write_refused(repo.owner, repo.name, pull)
+        if refused is not None:
+            return RerunOutcome(Rerun.STOPPED, f"re-run not requested: {refused}")
+        await inst.rerun_workflow_run(repo.owner, repo.name, choice.run.id)
     except GitHubError as exc:
-        ctx.log.warning("re-run failed: %s", exc)
-        return Rerun.FAILED
-    ctx.log.info("re-run of run %s started for %s", runs[0].id, login)
+        return RerunOutcome(Rerun.FAILED, f"re-run failed: {exc}")
+    reason = f"re-run of run {choice.run.id} started for {login} ({choice.reason})"
     async with ctx.pull_lock(repo.id, pull.number):
         state = await ctx.store.get_pull(repo.id, pull.number) or PullState(repo.id, pull.number)
         state = replace(state, rerun_requested_by=login)
-        if state.report_body is not None and state.comment_id is not None:
+        refused = await ctx.write_refused(repo.owner, repo.name, pull)
+        if state.report_body is not None and state.comment_id is not None and refused is None:
             await publish(ctx, repo.owner, repo.name, state)
         else:
             await ctx.store.save_pull(state)
-    return Rerun.STARTED
+            if refused is not None:
+                reason = f"{reason}; the comment was not marked: {refused}"
+    return RerunOutcome(Rerun.STARTED, reason)
 
 
-async def _enabled_config(ctx: JobContext, repo: Repository) -> ConfigResult | None:
-    """The repository's configuration, or None when perfbot must not write there."""
-    if ctx.repo_disabled(repo.full_name):
-        ctx.log.info("ignored: the operator disabled %s", repo.full_name)
+async def choose_run(
+    ctx: JobContext, repo: Repository, pull: PullInfo, config: ConfigResult
+) -> RunChoice:
+    """The run to re-run for the PR's head: the one whose report the comment shows, else the
+    newest run of a measurement workflow (never another workflow's: CI, lint, docs…)."""
+    head = pull.head_sha
+    runs = [
+        run
+        for run in await ctx.installation.runs_for_head(repo.owner, repo.name, head)
+        if run.head_sha == head and run.event == "pull_request"
+    ]
+    state = await ctx.store.get_pull(repo.id, pull.number)
+    shown = state.reported_run_id if state and state.reported_head_sha == head else None
+    chosen = next((run for run in runs if run.id == shown), None)
+    if chosen is not None:
+        why = f"its report is the one shown on PR {pull.number}"
+    else:
+        chosen = await _newest_measurement(ctx, repo, runs, config)
+        if chosen is None:
+            return RunChoice(None, False, f"no measurement run for {head[:12]}")
+        why = f"the newest {chosen.name!r} run of {head[:12]}"
+    # Another run of the same workflow for this head is under way: it will report.
+    if any(run.path == chosen.path and run.status in PENDING_STATUSES for run in runs):
+        return RunChoice(None, True, f"a {chosen.name!r} run of {head[:12]} is pending")
+    return RunChoice(chosen, False, why)
+
+
+async def _newest_measurement(
+    ctx: JobContext, repo: Repository, runs: list[WorkflowRunInfo], config: ConfigResult
+) -> WorkflowRunInfo | None:
+    """The newest of ``runs`` (newest first) that is a measurement: of a configured
+    workflow, or (with none configured) one that uploaded the report artifact."""
+    if config.config.workflows:
+        return next((r for r in runs if config.config.matches_workflow(r.name, r.path)), None)
+    # A run being re-run still lists the artifacts of its earlier attempt.
+    for run in runs[:MAX_PROBED_RUNS]:
+        artifacts = await ctx.installation.list_run_artifacts(repo.owner, repo.name, run.id)
+        if any(artifact.name == config.config.report_artifact for artifact in artifacts):
+            return run
+    return None
+
+
+async def _role_refusal(
+    ctx: JobContext, repo: Repository, login: str, config: ConfigResult
+) -> str | None:
+    """Why ``login`` may not command perfbot on ``repo``, or None when they may."""
+    minimum = config.config.rerun_permission
+    role = await ctx.installation.collaborator_role(repo.owner, repo.name, login)
+    if role_at_least(role, minimum):
         return None
-    config = await ctx.configs.get(ctx.installation, repo.owner, repo.name)
-    if not config.config.enabled:
-        ctx.log.info("ignored: perfbot is disabled for %s by its configuration", repo.full_name)
-        return None
-    return config
+    return f"{login} has role {role}, {minimum} needed"
+
+
+async def _enabled_config(ctx: JobContext, repo: Repository) -> ConfigResult | str:
+    """The repository's configuration, or (logged) why perfbot must not write there."""
+    refused = await ctx.write_refused(repo.owner, repo.name)
+    if refused is not None:
+        return ctx.ended(f"ignored: {refused}")
+    return await ctx.configs.get(ctx.installation, repo.owner, repo.name)
 
 
 def _muted(pull: PullInfo, config: ConfigResult) -> bool:

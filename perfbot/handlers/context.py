@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from perfbot.configcache import ConfigCache
-from perfbot.github import GitHubUnavailable, Installation
+from perfbot.github import GitHubUnavailable, Installation, PullInfo
 from perfbot.keepalive import Lost, kept
 from perfbot.store.base import Store
 
@@ -37,6 +37,40 @@ class JobContext:
     now: Callable[[], float]
     worker: str
     log: logging.LoggerAdapter[logging.Logger]
+
+    @property
+    def installation_id(self) -> int | None:
+        return self.installation.id
+
+    def ended(self, reason: str) -> str:
+        """Log how the job ended and return it, for the handler to return."""
+        self.log.info("%s", reason)
+        return reason
+
+    async def write_refused(
+        self, owner: str, name: str, pull: PullInfo | None = None
+    ) -> str | None:
+        """Why perfbot must not write to ``owner/name`` now, or None when it may.
+
+        Asked just before every write, not only at the start of the job: the owner may
+        have suspended or uninstalled perfbot, or the repository opted out, while the job
+        downloaded a report. It costs no REST call: the suspension is in the store, the
+        configuration in the cache. ``pull``: the PR to write on, for its mute label.
+        """
+        full_name = f"{owner}/{name}"
+        installation_id = self.installation_id
+        if installation_id is not None and await self.store.is_suspended(installation_id):
+            return f"installation {installation_id} is suspended or uninstalled"
+        if self.repo_disabled(full_name):
+            return f"the operator disabled {full_name}"
+        config = await self.configs.get(self.installation, owner, name)
+        if config.excluded_by_org:
+            return f"{owner}/.github excludes {name}"
+        if not config.config.enabled:
+            return f"perfbot is disabled for {full_name} by its configuration"
+        if pull is not None and config.config.mutes(pull.labels):
+            return f"PR {pull.number} carries the mute label"
+        return None
 
     @asynccontextmanager
     async def pull_lock(self, repo_id: int, number: int) -> AsyncIterator[None]:

@@ -1,0 +1,422 @@
+"""The handlers called directly, over the fake GitHub's in-process transport and a SQLite
+store: no webhook, no worker, no uvicorn. Each test reads how the job ended from the
+handler's own return value, so an absence ("nothing written") is told from a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perfbot.configcache import ConfigCache
+from perfbot.github import GitHubApp
+from perfbot.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
+from perfbot.handlers.context import JobContext
+from perfbot.handlers.workflow_run import on_workflow_run
+from perfbot.store import open_store
+from perfbot.store.base import Store
+from tests.fakegithub import Hold, Pull, RecordedRequest, Run, rsa_keypair
+from tests.harness import INSTALLATION, REPO_ID, World
+
+HEAD = "a" * 40
+NEXT_HEAD = "b" * 40
+CONFIG = ".github/perfbot.yml"
+Handler = Callable[[JobContext, dict[str, Any]], Awaitable[str | None]]
+
+
+@dataclass
+class Bench:
+    """One repository on the fake GitHub, a store, and what a worker would hand a handler."""
+
+    world: World
+    store: Store
+    github: GitHubApp
+    configs: ConfigCache = field(default_factory=ConfigCache)
+    disabled: set[str] = field(default_factory=set)
+    clock: list[float] = field(default_factory=lambda: [1_000_000.0])
+
+    def context(self, delivery: str) -> JobContext:
+        return JobContext(
+            delivery_id=delivery,
+            installation=self.github.installation(INSTALLATION),
+            store=self.store,
+            app_id=self.github.app_id,
+            bot_login=self.github.bot_login,
+            configs=self.configs,
+            repo_disabled=lambda name: name in self.disabled,
+            now=lambda: self.clock[0],
+            worker="test-worker",
+            log=logging.LoggerAdapter(logging.getLogger("test.handlers"), {}),
+        )
+
+    async def run(self, handler: Handler, payload: dict[str, Any], delivery: str = "d") -> str:
+        ctx = self.context(delivery)
+        async with ctx.installation:
+            reason = await handler(ctx, payload)
+        assert isinstance(reason, str), "every handler says how its job ended"
+        assert reason
+        return reason
+
+    @property
+    def fake(self) -> Any:
+        return self.world.fake
+
+    def pull(self, number: int = 7, labels: tuple[str, ...] = ()) -> Pull:
+        return self.world.pull(number, HEAD, labels=labels)
+
+    def run_payload(self, run: Run, action: str = "completed") -> dict[str, Any]:
+        payload: dict[str, Any] = self.fake.webhook_payload_workflow_run(run, action)
+        return payload
+
+    def comment_payload(self, text: str, login: str = "bob", number: int = 7) -> dict[str, Any]:
+        comment = self.fake.add_comment(self.world.repo, number, text, login)
+        payload: dict[str, Any] = self.fake.webhook_payload_issue_comment(comment)
+        return payload
+
+    def writes(self) -> list[str]:
+        return [f"{r.method} {r.path}" for r in self.fake.write_calls()]
+
+    def reactions(self) -> list[str]:
+        return [
+            reaction.content
+            for comment in self.fake.comments_on(self.world.repo, 7)
+            for reaction in comment.reactions
+        ]
+
+
+@pytest.fixture
+async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
+    world = World.create()
+    store = open_store(str(tmp_path / "db"))
+    await store.setup()
+    github = GitHubApp(
+        world.fake.app_id,
+        rsa_keypair().private_pem,
+        world.fake.api_url,
+        transport=world.fake.transport(),
+    )
+    try:
+        yield Bench(world, store, github)
+    finally:
+        await github.close()
+        await store.close()
+
+
+async def until(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    """Wait (bounded) for something the handler does while it runs as a task."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.005)
+
+
+def answered(requests: list[RecordedRequest], method: str, path_end: str) -> bool:
+    return any(r.method == method and r.path.endswith(path_end) and r.status for r in requests)
+
+
+# --- opting out: zero write calls, and the reason ---------------------------------------------
+
+OPT_OUTS = {
+    "operator": ("the operator disabled acme/widget", {}),
+    "config": ("perfbot is disabled for acme/widget by its configuration", {"enabled": "false"}),
+    "org-exclude": ("acme/.github excludes widget", {}),
+    "mute-label": ("PR 7 carries the mute label", {}),
+}
+
+
+def opt_out(bench: Bench, how: str) -> Pull:
+    if how == "operator":
+        bench.disabled.add("acme/widget")
+    elif how == "config":
+        bench.world.repo.files[CONFIG] = "enabled: false\n"
+    elif how == "org-exclude":
+        bench.fake.add_repo("acme/.github", 501, INSTALLATION, files={CONFIG: "exclude: [wid*]\n"})
+    return bench.pull(labels=("PerfBot: Mute",) if how == "mute-label" else ())
+
+
+@pytest.mark.parametrize("how", OPT_OUTS)
+@pytest.mark.parametrize("event", ["report", "started", "rerun", "help", "check-button"])
+async def test_an_opted_out_repository_gets_no_write(bench: Bench, how: str, event: str) -> None:
+    pull = opt_out(bench, how)
+    bench.fake.add_collaborator(bench.world.repo, "bob", "admin")
+    run = bench.world.measured_run(pull, 1001)
+    if event in ("report", "started"):
+        action = "completed" if event == "report" else "requested"
+        reason = await bench.run(on_workflow_run, bench.run_payload(run, action))
+    elif event == "check-button":
+        check = bench.fake.add_check_run(bench.world.repo, "perfbot", HEAD)
+        payload = bench.fake.webhook_payload_check_run(check, "rerequested", "bob")
+        reason = await bench.run(on_check_rerequested, payload)
+    else:
+        reason = await bench.run(on_issue_comment, bench.comment_payload(f"/perfbot {event}"))
+    assert bench.writes() == []
+    assert reason.startswith("ignored: ")
+    assert OPT_OUTS[how][0] in reason
+
+
+# --- which run a re-run re-runs ---------------------------------------------------------------
+
+
+def busy_repository(bench: Bench) -> Pull:
+    """A PR whose head ran four workflows: the measurement first, then CI, lint and docs."""
+    pull = bench.pull()
+    bench.fake.add_collaborator(bench.world.repo, "bob", "write")
+    bench.world.measured_run(pull, 1001)  # net-perf: uploads perf-report
+    for run_id, name in ((1002, "CI"), (1003, "lint"), (1004, "docs")):
+        bench.fake.add_run(
+            bench.world.repo,
+            run_id,
+            HEAD,
+            pull.head_ref,
+            name=name,
+            path=f".github/workflows/{name}.yml",
+        )
+    return pull
+
+
+async def test_rerun_reruns_the_measurement_not_the_newest_run(bench: Bench) -> None:
+    busy_repository(bench)
+    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    assert bench.fake.reruns == [1001]
+    assert "re-run of run 1001 started for bob" in reason
+    assert bench.reactions() == ["rocket"]  # one reaction, saying how it ended
+
+
+async def test_rerun_reruns_the_run_whose_report_is_shown(bench: Bench) -> None:
+    pull = busy_repository(bench)
+    reason = await bench.run(on_workflow_run, bench.run_payload(bench.fake.runs[1001]))
+    assert "is up to date" in reason
+    # A newer measurement of the same head, not reported (yet): the comment shows 1001.
+    bench.world.measured_run(pull, 1005)
+    before = len(bench.writes())
+    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"), "d2")
+    assert bench.fake.reruns == [1001]
+    assert "its report is the one shown on PR 7" in reason
+    # The re-run request, the notice in the comment, one reaction: nothing more.
+    report_id = bench.fake.bot_comments(bench.world.repo, 7)[0].id
+    assert bench.writes()[before:] == [
+        "POST /repos/acme/widget/actions/runs/1001/rerun",
+        f"PATCH /repos/acme/widget/issues/comments/{report_id}",
+        f"POST /repos/acme/widget/issues/comments/{_last_comment_id(bench)}/reactions",
+    ]
+    assert (
+        "Re-run requested by <code>bob</code>"
+        in bench.fake.bot_comments(bench.world.repo, 7)[0].body
+    )
+
+
+def _last_comment_id(bench: Bench) -> int:
+    return int(bench.fake.comments_on(bench.world.repo, 7)[-1].id)
+
+
+async def test_rerun_of_a_configured_workflow_needs_no_artifact(bench: Bench) -> None:
+    bench.world.repo.files[CONFIG] = "workflows: [bench.yml]\n"
+    pull = busy_repository(bench)
+    bench.fake.add_run(
+        bench.world.repo,
+        1000,
+        HEAD,
+        pull.head_ref,
+        name="bench",
+        path=".github/workflows/bench.yml",
+    )
+    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    assert bench.fake.reruns == [1000]
+    assert "the newest 'bench' run" in reason
+
+
+@pytest.mark.parametrize("event", ["check_run", "check_suite"])
+async def test_the_check_button_reruns_the_measurement(bench: Bench, event: str) -> None:
+    busy_repository(bench)
+    check = bench.fake.add_check_run(bench.world.repo, "perfbot", HEAD)
+    payload = bench.fake.webhook_payload_check_run(check, "rerequested", "bob")
+    if event == "check_suite":
+        payload["check_suite"] = payload.pop("check_run")["check_suite"]
+    reason = await bench.run(on_check_rerequested, payload)
+    assert bench.fake.reruns == [1001]
+    assert "re-run of run 1001 started" in reason
+
+
+async def test_a_pending_ci_run_does_not_hold_back_the_rerun(bench: Bench) -> None:
+    busy_repository(bench)
+    bench.fake.runs[1002].status, bench.fake.runs[1002].conclusion = "in_progress", None
+    await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    assert bench.fake.reruns == [1001]
+
+
+async def test_a_pending_measurement_is_not_rerun(bench: Bench) -> None:
+    busy_repository(bench)
+    await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"), "d2")
+    assert bench.fake.reruns == [1001]  # the second found it queued
+    assert "re-run not needed" in reason
+    assert sorted(bench.reactions()) == ["eyes", "rocket"]
+
+
+async def test_no_measurement_run_is_refused_not_guessed(bench: Bench) -> None:
+    pull = bench.pull()
+    bench.fake.add_collaborator(bench.world.repo, "bob", "write")
+    bench.fake.add_run(bench.world.repo, 1002, HEAD, pull.head_ref, name="CI", path="ci.yml")
+    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    assert bench.fake.reruns == []
+    assert "re-run failed: no measurement run" in reason
+    assert bench.reactions() == ["confused"]
+
+
+async def test_github_refusing_the_rerun_is_confused(bench: Bench) -> None:
+    busy_repository(bench)
+    bench.fake.fail_next(1, 403, path_contains="/rerun")
+    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    assert "re-run failed" in reason
+    assert "403" in reason
+    assert bench.reactions() == ["confused"]
+
+
+# --- who may make perfbot talk ----------------------------------------------------------------
+
+
+async def test_a_stranger_gets_at_most_one_reaction(bench: Bench) -> None:
+    bench.world.repo.private = True
+    bench.pull()
+    reasons = [
+        await bench.run(on_issue_comment, bench.comment_payload(text, "carol"), f"d{index}")
+        for index, text in enumerate(["/perfbot help"] * 5 + ["/perfbot rerun"] * 2)
+    ]
+    assert bench.fake.bot_comments(bench.world.repo, 7) == []
+    assert bench.reactions() == ["confused"]
+    assert reasons[0] == "help refused: carol has role none, write needed; reacted confused"
+    assert all("carol was already told on PR 7" in reason for reason in reasons[1:])
+
+
+async def test_help_is_answered_once_per_person_and_window(bench: Bench) -> None:
+    bench.pull()
+    bench.fake.add_collaborator(bench.world.repo, "bob", "write")
+    first = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help"), "d1")
+    again = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help"), "d2")
+    assert first.startswith("help: answered bob on PR 7 in comment ")
+    assert again == "help: already answered for bob on PR 7"
+    assert len(bench.fake.bot_comments(bench.world.repo, 7)) == 1
+    assert bench.reactions() == []  # the answer is the one write
+    # The same delivery retried (its comment failed, say) may still answer.
+    retried = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help"), "d1")
+    assert retried.startswith("help: answered")
+    bench.clock[0] += 3601
+    later = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help"), "d3")
+    assert later.startswith("help: answered")
+    assert len(bench.fake.bot_comments(bench.world.repo, 7)) == 3
+
+
+# --- checked again just before each write -----------------------------------------------------
+
+
+async def _report_with_download_held(
+    bench: Bench, meanwhile: Callable[[Pull], Awaitable[None]]
+) -> str:
+    """A report whose artifact download waits until ``meanwhile`` has changed the world."""
+    pull = bench.pull()
+    run = bench.world.measured_run(pull, 1001)
+    hold: Hold = bench.fake.hold_next("/blobs/")
+    task = asyncio.create_task(bench.run(on_workflow_run, bench.run_payload(run)))
+    await until(hold.reached.is_set, "the report download")
+    await until(lambda: answered(bench.fake.requests, "GET", "/pulls/7"), "the PR's proof")
+    await meanwhile(pull)
+    hold.release()
+    return await task
+
+
+async def test_a_pr_closed_while_its_report_downloads_gets_nothing(bench: Bench) -> None:
+    async def close(pull: Pull) -> None:
+        pull.state = "closed"
+
+    reason = await _report_with_download_held(bench, close)
+    assert reason == "not posted: PR 7 was closed while its report was read"
+    assert bench.writes() == []
+
+
+async def test_suspended_while_the_report_downloads_gets_nothing(bench: Bench) -> None:
+    async def suspend(_pull: Pull) -> None:
+        await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
+
+    reason = await _report_with_download_held(bench, suspend)
+    assert reason == f"not posted: installation {INSTALLATION} is suspended or uninstalled"
+    assert bench.writes() == []
+
+
+@pytest.mark.parametrize("how", ["mute-label", "operator"])
+async def test_opted_out_while_the_report_downloads_gets_nothing(bench: Bench, how: str) -> None:
+    async def opt(pull: Pull) -> None:
+        if how == "operator":
+            bench.disabled.add("acme/widget")
+        else:
+            pull.labels.append("perfbot: mute")
+
+    reason = await _report_with_download_held(bench, opt)
+    assert reason.startswith("not posted: ")
+    assert OPT_OUTS[how][0] in reason
+    assert bench.writes() == []
+
+
+async def test_a_head_moved_during_the_download_gets_the_stale_banner(bench: Bench) -> None:
+    async def push(pull: Pull) -> None:
+        pull.head_sha = NEXT_HEAD
+
+    reason = await _report_with_download_held(bench, push)
+    assert reason.startswith("comment ")
+    assert "is up to date; check run " in reason
+    (comment,) = bench.fake.bot_comments(bench.world.repo, 7)
+    assert "These numbers are for the previous commit <code>aaaaaaa</code>" in comment.body
+    assert "<code>bbbbbbb</code> is being measured" in comment.body
+
+
+async def test_suspended_between_comment_and_check_run_writes_no_check_run(bench: Bench) -> None:
+    pull = bench.pull()
+    run = bench.world.measured_run(pull, 1001)
+    hold = bench.fake.hold_next("/issues/7/comments", method="POST")
+    task = asyncio.create_task(bench.run(on_workflow_run, bench.run_payload(run)))
+    await until(hold.reached.is_set, "the comment's creation")
+    await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
+    hold.release()
+    reason = await task
+    assert "check run not written: installation 1 is suspended or uninstalled" in reason
+    assert len(bench.fake.bot_comments(bench.world.repo, 7)) == 1  # already under way
+    assert bench.fake.check_runs == {}
+
+
+async def test_a_command_of_a_suspended_installation_writes_nothing(bench: Bench) -> None:
+    busy_repository(bench)
+    hold = bench.fake.hold_next("/collaborators/")
+    payload = bench.comment_payload("/perfbot rerun")
+    task = asyncio.create_task(bench.run(on_issue_comment, payload))
+    await until(hold.reached.is_set, "the permission check")
+    await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
+    hold.release()
+    reason = await task
+    assert reason == "re-run not requested: installation 1 is suspended or uninstalled"
+    assert bench.writes() == []
+
+
+async def test_a_deleted_installation_counts_as_suspended(bench: Bench) -> None:
+    payload = {"action": "deleted", "installation": {"id": INSTALLATION}, "repositories": []}
+    reason = await bench.run(on_installation, payload)
+    assert "installation 1: deleted" in reason
+    assert await bench.store.is_suspended(INSTALLATION)
+
+
+async def test_the_started_notice_respects_the_mute_label(bench: Bench) -> None:
+    pull = bench.pull()
+    run = bench.world.measured_run(pull, 1001)
+    assert "is up to date" in await bench.run(on_workflow_run, bench.run_payload(run))
+    before = len(bench.writes())
+    pull.labels.append("perfbot: mute")
+    pull.head_sha = NEXT_HEAD
+    started = bench.fake.add_run(bench.world.repo, 1002, NEXT_HEAD, pull.head_ref, status="queued")
+    reason = await bench.run(on_workflow_run, bench.run_payload(started, "requested"), "d2")
+    assert reason == "ignored: PR 7 carries the mute label"
+    assert len(bench.writes()) == before
+    assert (await bench.store.get_pull(REPO_ID, 7)) is not None
