@@ -8,10 +8,12 @@ import re
 import stat
 import unicodedata
 import zipfile
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import NoReturn
 
 from perfbot.errors import PerfbotError
+from perfbot.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
 from perfbot.report import ReportFile
 
 KiB = 1024
@@ -57,10 +59,18 @@ _PR_LIMITS = ArtifactLimits(max_zip_bytes=64 * KiB, max_members=16)
 
 @dataclass(frozen=True, slots=True)
 class ArtifactContents:
-    """The files of a report artifact, sorted by path, and the members left out with why."""
+    """The files of a report artifact, sorted by path, and the members left out with why.
+
+    ``collisions`` lists groups of names that are the same path up to case or Unicode
+    form, or the same path twice, or a file that is also a directory: ``unzip`` would
+    keep one of them (which one depends on the tool and the file system), so none of
+    their members is in ``files``. Each group holds the colliding names as shown, with
+    a trailing ``/`` on a directory.
+    """
 
     files: list[ReportFile]
     skipped: list[tuple[str, str]]
+    collisions: list[tuple[str, ...]] = field(default_factory=list)
 
 
 class ArtifactError(PerfbotError):
@@ -85,20 +95,35 @@ def read_report_zip(
         members = archive.infolist()
         _check_members(members, name)
         budget = _Budget(name, limits, len(data))
-        files: dict[str, ReportFile] = {}
+        accepted: list[tuple[str, zipfile.ZipInfo]] = []
         skipped: list[tuple[str, str]] = []
         for info in members:
+            # zipfile cuts a name at its first NUL (info.filename); the name as stored is
+            # kept in orig_filename. Such a name is refused whole: read as the part before
+            # the NUL it would pass for a file the zip does not name.
+            if "\x00" in info.orig_filename:
+                skipped.append((_display(info.orig_filename), "name holds a NUL byte"))
+                continue
             path = _normalise(info.filename)
             if _is_directory(info, path):
+                # An empty directory entry is normal; one that holds data is not a file
+                # perfbot reads, and must not vanish without a word.
+                held = len(_read_member(archive, info, budget))
+                if held:
+                    skipped.append((_display(path), f"directory entry holding {held} bytes"))
                 continue
             problem = _type_problem(info) or _path_problem(path)
-            if problem is None and path in files:
-                problem = "duplicate of an earlier member with the same path"
             if problem is not None:
                 skipped.append((_display(path), problem))
                 continue
-            files[path] = ReportFile(path, _read_member(archive, info, budget))
-    return ArtifactContents(sorted(files.values(), key=lambda file: file.path), skipped)
+            accepted.append((path, info))
+        withheld, collisions = _collisions([path for path, _ in accepted])
+        files = [
+            ReportFile(path, _read_member(archive, info, budget))
+            for index, (path, info) in enumerate(accepted)
+            if index not in withheld
+        ]
+    return ArtifactContents(sorted(files, key=lambda file: file.path), skipped, collisions)
 
 
 def read_pr_number_zip(data: bytes, name: str = "pr-number") -> int:
@@ -171,6 +196,13 @@ def _type_problem(info: zipfile.ZipInfo) -> str | None:
 def _path_problem(path: str) -> str | None:
     if any(_is_invisible(char) for char in path):
         return "name holds control or invisible characters"
+    filler = next((char for char in path if char in DEFAULT_IGNORABLE), None)
+    if filler is not None:
+        # U+3164 and the other fillers are letters to Unicode, yet show as nothing: a
+        # name holding one looks like another name.
+        return f"name holds U+{ord(filler):04X}, an invisible or filler character"
+    if longest_mark_run(path) > MAX_COMBINING_MARKS:
+        return f"name stacks more than {MAX_COMBINING_MARKS} combining marks on a character"
     if path.startswith("/"):
         return "absolute path"
     if _DRIVE.match(path):
@@ -183,6 +215,55 @@ def _path_problem(path: str) -> str | None:
     if "" in parts:
         return "path has an empty component"
     return None
+
+
+def _fold(path: str) -> str:
+    # Names a file system may treat as one: same letters up to case, or the same text in
+    # another Unicode form (macOS stores decomposed names, Windows ignores case).
+    return unicodedata.normalize("NFKC", path).casefold()
+
+
+def _collisions(paths: list[str]) -> tuple[set[int], list[tuple[str, ...]]]:
+    """Which members (by index) collide with another, and each collision's names.
+
+    Every prefix of every path is compared, so ``Head/a`` against ``head/b`` collides at
+    ``head``: on a case-insensitive disk they are one directory. A member is counted in
+    its shallowest collision only.
+    """
+    spellings: dict[str, set[str]] = defaultdict(set)
+    as_file: dict[str, int] = defaultdict(int)
+    as_directory: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:depth])
+            spellings[_fold(prefix)].add(prefix)
+            if depth < len(parts):
+                as_directory.add(_fold(prefix))
+        as_file[_fold(path)] += 1
+
+    def collides(key: str) -> bool:
+        files = as_file.get(key, 0)
+        return len(spellings[key]) > 1 or files > 1 or (files > 0 and key in as_directory)
+
+    groups: dict[str, list[str]] = {}
+    withheld: set[int] = set()
+    for index, path in enumerate(paths):
+        parts = path.split("/")
+        for depth in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:depth])
+            if collides(_fold(prefix)):
+                shown = _display(prefix) + ("/" if depth < len(parts) else "")
+                names = groups.setdefault(_fold(prefix), [])
+                # A directory is named once; a file once per member that has its name.
+                if shown.endswith("/") and shown in names:
+                    break
+                names.append(shown)
+                break
+        else:
+            continue
+        withheld.add(index)
+    return withheld, [tuple(names) for names in groups.values()]
 
 
 @dataclass(slots=True)
@@ -264,7 +345,10 @@ def _is_invisible(char: str) -> bool:
 
 def _display(text: str, limit: int = _DISPLAY_CHARS) -> str:
     """Untrusted text made safe to show: invisible characters replaced, length capped."""
-    shown = "".join("?" if _is_invisible(char) else char for char in text[: limit + 1])
+    shown = "".join(
+        "?" if _is_invisible(char) or char in DEFAULT_IGNORABLE else char
+        for char in text[: limit + 1]
+    )
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 

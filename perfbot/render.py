@@ -411,6 +411,26 @@ def with_notices(body: str, notices: Sequence[str]) -> str:
     return f"{marker}\n{headline}\n\n{block}\n{rest}"
 
 
+# Skipped artifact members named one by one; the rest are counted in one more notice.
+SHOWN_SKIPPED = 3
+
+
+def skipped_notices(skipped: Sequence[tuple[str, str]]) -> list[str]:
+    """Notices for artifact members left out (name, reason; both untrusted, escaped here).
+
+    The first few are named; the count of the others is always said, so a notice that
+    matters can be pushed out of sight but never out of the count.
+    """
+    notices = [
+        f"⚠️ artifact member {text(name)} skipped: {text(reason)}"
+        for name, reason in skipped[:SHOWN_SKIPPED]
+    ]
+    rest = len(skipped) - SHOWN_SKIPPED
+    if rest > 0:
+        notices.append(f"⚠️ … and {rest} more artifact member{_s(rest)} skipped.")
+    return notices
+
+
 def render_error(reason: str, context: RenderContext | None = None) -> str:
     """The comment when the report itself could not be read; ``reason`` is escaped."""
     context = context or RenderContext()

@@ -160,11 +160,45 @@ def _parse(
         ) from None
 
 
-def split_sides(files: Iterable[ReportFile]) -> dict[str, list[ReportFile]]:
-    """Files of a ``base/`` + ``head/`` layout, per side, with paths relative to the side."""
-    sides: dict[str, list[ReportFile]] = {side: [] for side in SIDES}
+@dataclass(slots=True)
+class Sides:
+    """An artifact's files per side (paths relative to it), what is unusable on each side,
+    and the files in neither side with why (they are said, never dropped in silence)."""
+
+    files: dict[str, list[ReportFile]] = field(default_factory=lambda: {side: [] for side in SIDES})
+    failures: dict[str, list[FailedCase]] = field(
+        default_factory=lambda: {side: [] for side in SIDES}
+    )
+    left_out: list[tuple[str, str]] = field(default_factory=list)
+
+
+def split_sides(files: Iterable[ReportFile], collisions: Iterable[tuple[str, ...]] = ()) -> Sides:
+    """Files of a ``base/`` + ``head/`` layout, per side, with paths relative to the side.
+
+    ``collisions`` are groups of member names that are one path up to case or Unicode
+    form (see ``perfbot.artifacts``): none was read, and each group becomes a failed
+    case of its side, so the comment never shows one copy as if it were the only one.
+    """
+    sides = Sides()
     for file in files:
-        head, _, rest = file.path.partition("/")
-        if head in sides and rest:
-            sides[head].append(ReportFile(rest, file.data))
+        top, _, rest = file.path.partition("/")
+        if top in SIDES and rest:
+            sides.files[top].append(ReportFile(rest, file.data))
+        elif top.casefold() in SIDES and rest:
+            # Names are case-sensitive: Base/ is not base/, yet it must not vanish.
+            sides.left_out.append((file.path, f"{top}/ is not {top.casefold()}/"))
+        else:
+            sides.left_out.append((file.path, "not under base/ or head/"))
+    for names in collisions:
+        top, _, rest = names[0].partition("/")
+        reason = (
+            f"ambiguous: {', '.join(names)} are one path to unzip (the same name twice, "
+            "or up to case or Unicode form), so none of them was read"
+        )
+        side = top.casefold()
+        if side not in SIDES:
+            sides.left_out.append((names[0], reason))
+            continue
+        platform = rest.split("/", 1)[0] if "/" in rest else DEFAULT_PLATFORM
+        sides.failures[side].append(FailedCase(platform, rest.rstrip("/") or f"{side}/", reason))
     return sides

@@ -109,10 +109,10 @@ def lying_size(data: bytes, entry: int, claimed: int) -> bytes:
     return patch_central(data, entry, _CENTRAL_FILE_SIZE, claimed)
 
 
-def nul_in_name(real: str, shown: str) -> bytes:
-    """A normal report whose head log is named ``real`` + NUL + ``shown`` in the zip."""
+def nul_in_name(real: str, shown: str, values: Mapping[str, float] = ZPERF_BASE) -> bytes:
+    """A normal report plus a zperf log of ``values`` named ``real`` + NUL + ``shown``."""
     placeholder = "X" * (len(real) + 1 + len(shown))
-    data = zip_of({**normal_files(), placeholder: zperf_log(ZPERF_BASE)})
+    data = zip_of({**normal_files(), placeholder: zperf_log(values)})
     return data.replace(placeholder.encode(), f"{real}\x00{shown}".encode())
 
 
@@ -293,6 +293,10 @@ def assert_inert(body: str, run_link: str) -> None:
     shown = html.unescape(body.replace(f"]({run_link}", "]("))
     assert not re.search(r"@[A-Za-z0-9]", shown)
     assert not re.search(r"#[0-9]", shown)
+    assert not re.search(r"gh-[0-9]", shown, re.IGNORECASE)
+    # A commit SHA (bare, or after owner/repo@) links; perfbot's own short SHAs are the
+    # only seven-hex-digit runs, each alone in a <code> element.
+    assert not re.search(r"[0-9A-Fa-f]{7,}", re.sub(r"<code>[0-9a-f]{7}</code>", "", shown))
     assert not re.search(r"www\.", shown, re.IGNORECASE)
 
 

@@ -193,16 +193,122 @@ def test_a_long_skipped_name_is_shortened_for_display() -> None:
     assert shown.endswith("…")
 
 
-def test_a_duplicate_path_keeps_the_first_and_never_reads_the_rest() -> None:
+def test_a_duplicate_path_is_a_collision_and_no_copy_is_read() -> None:
     members: list[Member] = [
         ("head/a.json", b"first"),
         ("head/a.json", b"second"),
         ("head\\a.json", b"third"),
+        ("head/b.json", b"{}"),
     ]
-    contents = read_report_zip(break_crc(break_crc(make_zip(members), 1), 2))
-    assert contents.files == [ReportFile("head/a.json", b"first")]
-    assert [name for name, _ in contents.skipped] == ["head/a.json", "head/a.json"]
-    assert all("duplicate" in reason for _, reason in contents.skipped)
+    # If any copy were decompressed, its broken CRC would make the read fail.
+    data = break_crc(break_crc(break_crc(make_zip(members), 0), 1), 2)
+    contents = read_report_zip(data)
+    assert contents.files == [ReportFile("head/b.json", b"{}")]
+    assert contents.collisions == [("head/a.json", "head/a.json", "head/a.json")]
+    assert contents.skipped == []
+
+
+@pytest.mark.parametrize(
+    ("names", "collision"),
+    [
+        (["head/x.log", "HEAD/x.log"], ("head/", "HEAD/")),
+        (["Base/x.log", "base/y.log"], ("Base/", "base/")),
+        (["head/p/x.log", "head/P/y.log"], ("head/p/", "head/P/")),
+        (["head/X.log", "head/x.LOG"], ("head/X.log", "head/x.LOG")),
+        # The same name in composed and decomposed form (macOS writes the latter).
+        (
+            ["head/caf\u00e9.log", "head/cafe\u0301.log"],
+            ("head/caf\u00e9.log", "head/cafe\u0301.log"),
+        ),
+        (["head/x", "head/x/y.log"], ("head/x", "head/x/")),
+    ],
+    ids=[
+        "side-case",
+        "side-case-other-files",
+        "platform-case",
+        "file-case",
+        "nfc-nfd",
+        "file-and-directory",
+    ],
+)
+def test_names_alike_up_to_case_or_form_collide_and_none_is_read(
+    names: list[str], collision: tuple[str, ...]
+) -> None:
+    members: list[Member] = [(name, b"data") for name in [*names, "base/keep.log"]]
+    contents = read_report_zip(make_zip(members))
+    assert contents.collisions == [collision]
+    assert all(file.path not in names for file in contents.files)
+
+
+def raw_zip(members: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """A stored zip written byte by byte, so that a name can hold what zipfile would not write."""
+    body = directory = b""
+    for name, data in members:
+        sizes = (zlib.crc32(data), len(data), len(data), len(name))
+        local = LOCAL.pack(b"PK\x03\x04", 20, 0, 0, 0, 0, *sizes, 0) + name
+        directory += (
+            CENTRAL.pack(b"PK\x01\x02", 20, 20, 0, 0, 0, 0, *sizes, 0, 0, 0, 0, 0, len(body)) + name
+        )
+        body += local + data
+    count = len(members)
+    return (
+        body + directory + END.pack(b"PK\x05\x06", 0, 0, count, count, len(directory), len(body), 0)
+    )
+
+
+def test_a_name_with_a_nul_is_refused_never_read_as_the_part_before_it() -> None:
+    data = raw_zip([(b"head/a.log\x00/../evil", b"hidden"), (b"head/b.log", b"ok")])
+    # zipfile itself shows the name cut at the NUL: the refusal must look further.
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist()[0] == "head/a.log"
+    contents = read_report_zip(data)
+    assert contents.files == [ReportFile("head/b.log", b"ok")]
+    assert contents.skipped == [("head/a.log?/../evil", "name holds a NUL byte")]
+
+
+def test_a_directory_entry_holding_data_is_said() -> None:
+    as_mode = zipfile.ZipInfo("head/p/zperf.log")
+    as_mode.external_attr = (stat.S_IFDIR | 0o755) << 16
+    members: list[Member] = [("head/p/", b"hidden"), (as_mode, b"more"), ("head/", b"")]
+    contents = read_report_zip(make_zip(members))
+    assert contents.files == []
+    assert contents.skipped == [
+        ("head/p/", "directory entry holding 6 bytes"),
+        ("head/p/zperf.log", "directory entry holding 4 bytes"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("head/\u3164/zperf.log", "U+3164"),
+        ("head/qemu\u115f/zperf.log", "U+115F"),
+        ("head/qemu\uffa0/zperf.log", "U+FFA0"),
+        ("head/qemu\u034f/zperf.log", "U+034F"),
+        ("head/qemu\ufe0f/zperf.log", "U+FE0F"),
+        ("head/qemu\U000e0100/zperf.log", "U+E0100"),
+        ("head/q" + "\u0301" * 4 + "/zperf.log", "combining marks"),
+    ],
+    ids=[
+        "hangul-filler",
+        "choseong-filler",
+        "halfwidth-filler",
+        "grapheme-joiner",
+        "variation-selector",
+        "variation-selector-supplement",
+        "combining-stack",
+    ],
+)
+def test_look_alike_names_are_refused(name: str, reason: str) -> None:
+    contents = read_report_zip(make_zip([(name, b"x"), ("head/a.json", b"{}")]))
+    assert [file.path for file in contents.files] == ["head/a.json"]
+    ((shown, why),) = contents.skipped
+    assert reason in why
+    assert "\u3164" not in shown
+
+
+def test_accented_names_within_the_mark_cap_are_read() -> None:
+    contents = read_report_zip(make_zip([("head/vi\u1ec7t/zperf.log", b"x")]))
+    assert [file.path for file in contents.files] == ["head/vi\u1ec7t/zperf.log"]
 
 
 def test_a_nested_archive_is_returned_as_an_ordinary_file() -> None:

@@ -8,7 +8,15 @@ from datetime import UTC, datetime
 
 from perfbot.compare import Comparison, MetricResult, PlatformResult, Policy, Verdict, compare
 from perfbot.model import Better, FailedCase
-from perfbot.render import GITHUB_BODY_LIMIT, MARKER, RenderContext, format_number, headline, render
+from perfbot.render import (
+    GITHUB_BODY_LIMIT,
+    MARKER,
+    RenderContext,
+    format_number,
+    headline,
+    render,
+    skipped_notices,
+)
 from perfbot.report import SideReport
 from tests.builders import side
 
@@ -124,6 +132,27 @@ def test_hostile_names_are_escaped_everywhere() -> None:
     rendered = html.unescape(body)
     assert not re.search(r"@\w", rendered)
     assert not re.search(r"#\d", rendered)
+
+
+def test_gh_references_are_dead_in_names_units_platforms_reasons_and_notices() -> None:
+    evil = "fixes GH-12 gh-7 Gh-3"
+    base = side({evil: 1.0}, platform=evil, unit=evil)
+    head = side({evil: 2.0}, platform=evil, unit=evil, failures=[FailedCase(evil, evil, evil)])
+    notices = tuple(skipped_notices([(f"head/{evil}.log", evil)]))
+    body = render(compare(base, head), RenderContext(notices=notices))
+    assert body.count("GH-\u200b12") >= 5  # name, unit, platform, case, reason, notice
+    assert not re.search(r"gh-[0-9]", html.unescape(body), re.IGNORECASE)
+
+
+def test_every_skipped_member_is_counted() -> None:
+    skipped = [(f"head/m{i}.log", "name holds a NUL byte") for i in range(7)]
+    notices = skipped_notices(skipped)
+    assert notices[:3] == [
+        f"⚠️ artifact member head/m{i}.log skipped: name holds a NUL byte" for i in range(3)
+    ]
+    assert notices[3:] == ["⚠️ … and 4 more artifact members skipped."]
+    assert skipped_notices(skipped[:3]) == notices[:3]
+    assert skipped_notices(skipped[:4])[3:] == ["⚠️ … and 1 more artifact member skipped."]
 
 
 def big_sides(platforms: int, metrics: int, moved_every: int) -> tuple[SideReport, SideReport]:

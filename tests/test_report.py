@@ -86,7 +86,7 @@ def test_unit_conflict_keeps_the_first_unit() -> None:
     assert "unit changed" in side.failures[0].reason
 
 
-def test_split_sides_keeps_only_base_and_head() -> None:
+def test_split_sides_keeps_only_base_and_head_and_says_what_it_left_out() -> None:
     files = [
         ReportFile("base/a.log", b"1"),
         ReportFile("head/p/a.log", b"2"),
@@ -94,5 +94,34 @@ def test_split_sides_keeps_only_base_and_head() -> None:
         ReportFile("base", b"4"),
     ]
     sides = split_sides(files)
-    assert [f.path for f in sides["base"]] == ["a.log"]
-    assert [f.path for f in sides["head"]] == ["p/a.log"]
+    assert [f.path for f in sides.files["base"]] == ["a.log"]
+    assert [f.path for f in sides.files["head"]] == ["p/a.log"]
+    assert sides.left_out == [
+        ("other/a.log", "not under base/ or head/"),
+        ("base", "not under base/ or head/"),
+    ]
+
+
+def test_a_case_variant_of_a_side_is_said_not_dropped() -> None:
+    sides = split_sides([ReportFile("Base/p/a.log", b"1"), ReportFile("HEAD/p/a.log", b"2")])
+    assert sides.files == {"base": [], "head": []}
+    assert sides.left_out == [
+        ("Base/p/a.log", "Base/ is not base/"),
+        ("HEAD/p/a.log", "HEAD/ is not head/"),
+    ]
+
+
+def test_a_collision_is_a_failed_case_of_its_side() -> None:
+    sides = split_sides(
+        [ReportFile("head/p/b.log", b"1")],
+        [("head/p/a.log", "head/p/a.log"), ("Base/", "base/"), ("x/", "X/")],
+    )
+    (head_failure,) = sides.failures["head"]
+    assert (head_failure.platform, head_failure.case) == ("p", "p/a.log")
+    assert "ambiguous: head/p/a.log, head/p/a.log are one path" in head_failure.reason
+    (base_failure,) = sides.failures["base"]
+    assert (base_failure.platform, base_failure.case) == ("default", "base/")
+    assert "Base/, base/" in base_failure.reason
+    ((name, reason),) = sides.left_out
+    assert name == "x/"
+    assert "ambiguous" in reason

@@ -28,6 +28,7 @@ from perfbot.render import (
     headline,
     render,
     render_error,
+    skipped_notices,
 )
 from perfbot.repoconfig import ConfigResult
 from perfbot.report import read_side, split_sides
@@ -401,13 +402,14 @@ async def _report_body(
 def _compare_and_render(
     contents: ArtifactContents, context: RenderContext, config: ConfigResult
 ) -> Report:
-    sides = split_sides(contents.files)
-    base, head = read_side(sides["base"]), read_side(sides["head"])
-    skipped = [f"artifact member {name} skipped: {reason}" for name, reason in contents.skipped]
+    sides = split_sides(contents.files, contents.collisions)
+    base, head = read_side(sides.files["base"]), read_side(sides.files["head"])
+    # Colliding names are failed cases of their side: never one copy shown as the only one.
+    base.failures.extend(sides.failures["base"])
+    head.failures.extend(sides.failures["head"])
+    skipped = skipped_notices([*contents.skipped, *sides.left_out])
     if skipped:
-        context = replace(
-            context, notices=(*context.notices, *(f"⚠️ {text(s)}" for s in skipped[:3]))
-        )
+        context = replace(context, notices=(*context.notices, *skipped))
     comparison = compare(base, head, config.config.policy())
     conclusion: Conclusion = "neutral"
     if comparison.regressed_beyond_tolerance and config.config.fail_on_regression:
