@@ -20,8 +20,13 @@ DEFAULT_WORKERS = 16
 DEFAULT_PROCESSES = 1
 MAX_PROCESSES = 64
 # How long a claimed job stays claimed without a sign of life from its worker; after
-# that (the process died) another worker takes it over.
-DEFAULT_LEASE_SECONDS = 120.0
+# that (the process died) another worker, or the restarted process, takes it over. The
+# worker renews it every third of it while the job runs, so a long job keeps it; short,
+# so that a killed process's jobs resume within 30 s. No shorter than 10 s: a renewal can
+# wait 5 s for SQLite's write lock and must still land well inside the lease.
+DEFAULT_LEASE_SECONDS = 20.0
+MIN_LEASE_SECONDS = 10.0
+MAX_LEASE_SECONDS = 3600.0
 # The largest webhook body perfbot reads. Its events are tens of KB (a workflow_run is
 # 20-30 KB; a comment and its issue at most 65,536 characters each, under 1 MB); an
 # installation event lists repositories at ~150 bytes each, so 5 MiB holds 30,000 of them.
@@ -227,9 +232,10 @@ def _lease(env: Mapping[str, str]) -> float:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if not 1 <= value <= 3600:
+    if not MIN_LEASE_SECONDS <= value <= MAX_LEASE_SECONDS:
         raise SettingsError(
-            f"PERFBOT_LEASE_SECONDS must be seconds from 1 to 3600, got {raw[:20]!r}."
+            f"PERFBOT_LEASE_SECONDS must be seconds from {MIN_LEASE_SECONDS:g}"
+            f" to {MAX_LEASE_SECONDS:g}, got {raw[:20]!r}."
         )
     return value
 

@@ -21,6 +21,7 @@ from perfbot.handlers.workflow_run import BadPayload, on_workflow_run
 from perfbot.keepalive import Lost, kept
 from perfbot.metrics import Metrics
 from perfbot.retry import retry_delay
+from perfbot.settings import DEFAULT_LEASE_SECONDS
 from perfbot.store.base import Job, Store
 
 log = logging.getLogger("perfbot.worker")
@@ -38,7 +39,7 @@ HANDLERS: dict[str, Handler] = {
 }
 # Events that change the installation itself: handled even while it is suspended.
 INSTALLATION_EVENTS = frozenset({"installation", "installation_repositories"})
-LEASE_SECONDS = 120.0
+LEASE_SECONDS = DEFAULT_LEASE_SECONDS
 IDLE_POLL_SECONDS = 0.5
 
 
@@ -133,6 +134,10 @@ class Worker:
             "attempt": job.attempts,
         }
         job_log = logging.LoggerAdapter(log, extra)
+        # Renewed every third of the lease from the event loop, beside the handler: a
+        # parse in a thread or a slow GitHub call does not hold it up. A failed renewal is
+        # tried again while the lease is surely still ours; after that the run stops, as
+        # another worker may take the job once the lease runs out.
         lease = kept(
             lambda: self._store.extend_lease(job.id, owner, self._lease, self._clock()),
             every=self._lease / 3,

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -26,7 +27,16 @@ import uvicorn
 from perfbot.app import create_app
 from perfbot.settings import Settings
 from perfbot.store import JobOutcome, JobStatus
-from tests.fakegithub import CheckRun, Comment, FakeGitHub, Pull, Repo, Run, rsa_keypair
+from tests.fakegithub import (
+    CheckRun,
+    Comment,
+    FakeGitHub,
+    Pull,
+    Repo,
+    Run,
+    rsa_keypair,
+    serve,
+)
 from tests.paths import shared
 
 SECRET = "test-webhook-secret"
@@ -425,3 +435,47 @@ def _healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> bool:
         return client.get("/healthz").status_code == 200
     except httpx.TransportError:
         return False
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """A job resumed after its process was killed: how long it took, and how it ended."""
+
+    seconds: float  # from the restart (the new process spawned) to the job's comment
+    outcome: JobOutcome | None
+
+
+KILLED_DELIVERY = "guid-kill"
+
+
+def kill_mid_job_and_restart(workdir: Path, *, timeout: float = 45.0, **extra: str) -> Recovery:
+    """``perfbot serve`` SIGKILLed (by its PID) while the fake GitHub hangs the report
+    download of its one job, then started again on the same database; until the job's
+    comment appears, at most ``timeout`` seconds after the restart (start-up included)."""
+    world = World.create()
+    pull = world.pull(7, "a" * 40)
+    run = world.measured_run(pull, 1001)
+    database = workdir / "perfbot.db"
+    with serve(world.fake) as fake:
+        env = settings_env(fake.api_url, database, **extra)
+        fake.hang_next(1, 60, path_contains="/zip")  # the first download never answers
+        with perfbot_process(env, workdir / "first.log") as bot:
+            body, headers = world.delivery(run, delivery_id=KILLED_DELIVERY)
+            assert bot.client.post("/webhook", content=body, headers=headers).status_code == 202
+            wait_until(
+                lambda: any(r.path.endswith("/zip") for r in fake.requests),
+                30,
+                "the report download to start",
+            )
+            bot.process.send_signal(signal.SIGKILL)  # the process perfbot_process started
+            bot.process.wait(timeout=10)
+        assert world.bot_comments(7) == [], "the killed process posted its comment"
+        restarted = time.monotonic()
+        with perfbot_process(env, workdir / "second.log") as bot:
+            left = max(0.0, timeout - (time.monotonic() - restarted))  # start-up counts too
+            wait_until(lambda: len(world.bot_comments(7)) == 1, left, "the resumed comment")
+            seconds = time.monotonic() - restarted
+            wait_until(
+                lambda: bot.client.get("/healthz").json()["queue_depth"] == 0, 15, "the job's end"
+            )
+    return Recovery(seconds, job_outcome(database, KILLED_DELIVERY))

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from perfbot.store import JobStatus
 from tests.fakegithub import serve
 from tests.harness import (
     World,
+    kill_mid_job_and_restart,
     perfbot_process,
     settings_env,
     wait_until,
@@ -94,29 +94,18 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def test_a_killed_process_loses_nothing(tmp_path: Path) -> None:
-    """SIGKILL while GitHub hangs mid-job: the restarted process finishes the job."""
-    world = World.create()
-    pull = world.pull(7, HEAD)
-    run = world.measured_run(pull, 1001)
-    database = tmp_path / "perfbot.db"
-    with serve(world.fake) as fake:
-        # A short lease lets the test see the takeover quickly.
-        env = {**settings_env(fake.api_url, database), "PERFBOT_LEASE_SECONDS": "2"}
-        fake.hang_next(1, 30, path_contains="/artifacts")
-        with perfbot_process(env, tmp_path / "first.log") as bot:
-            body, headers = world.delivery(run, delivery_id="guid-kill")
-            bot.client.post("/webhook", content=body, headers=headers)
-            wait_until(
-                lambda: any("/contents/" in r.path for r in fake.requests), 15, "the job to start"
-            )
-            time.sleep(0.5)
-            bot.process.send_signal(signal.SIGKILL)  # the process this test started
-            bot.process.wait(timeout=10)
-            assert world.bot_comments(7) == []
-        with perfbot_process(env, tmp_path / "second.log"):
-            wait_until(lambda: len(world.bot_comments(7)) == 1, 40, "the job to be taken over")
-    assert len(world.bot_comments(7)) == 1
+def test_a_killed_process_job_resumes_within_30_s_of_the_restart(tmp_path: Path) -> None:
+    """SIGKILL while GitHub hangs the report download: the restarted process, with the
+    default lease, takes the job over and posts its comment, once."""
+    # The promise is the bound: the comment must appear within 30 s of the restart.
+    recovery = kill_mid_job_and_restart(tmp_path, timeout=30)
+    # The figure, for the record (bench/recovery.py repeats it); only the promise is checked.
+    print(f"restart to comment: {recovery.seconds:.1f} s")
+    assert recovery.outcome is not None
+    assert recovery.outcome.status is JobStatus.DONE
+    assert recovery.outcome.attempts == 2  # the killed attempt, and the one that finished
+    assert recovery.outcome.reason is not None
+    assert "is up to date" in recovery.outcome.reason
 
 
 def test_missing_settings_stop_startup_with_one_sentence(tmp_path: Path) -> None:

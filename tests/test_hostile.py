@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-import time
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -28,6 +29,7 @@ from tests.harness import (
     FORK_REPO_ID,
     ZPERF_BASE,
     World,
+    assert_done,
     in_process_service,
     regressed,
     report_zip,
@@ -79,8 +81,10 @@ class Service:
 
     world: World
     client: httpx.Client
+    database: Path
     numbers: Iterator[int] = field(default_factory=lambda: iter(range(100, 10**6)))
     finished: dict[str, float] = field(default_factory=dict)
+    delivered: str = ""  # the delivery id of the last run ``deliver`` posted
 
     @property
     def fake(self) -> FakeGitHub:
@@ -105,11 +109,18 @@ class Service:
         )
         return {"done": 0.0, "retried": 0.0, "failed": 0.0} | {k: float(v) for k, v in found}
 
-    def post(self, run: Run) -> None:
+    def post(self, run: Run) -> str:
+        """Post ``run``'s delivery; its delivery id."""
         body, headers = self.world.delivery(run)
         response = self.client.post("/webhook", content=body, headers=headers)
         assert response.status_code == 202, response.text
         assert response.json() == {"status": "queued"}
+        return headers["X-GitHub-Delivery"]
+
+    def assert_done(self, *words: str) -> None:
+        """The last delivered run's job ended DONE with a reason saying each of ``words``:
+        the proof that an absence of writes comes from the code deciding so."""
+        assert_done(self.database, self.delivered, *words)
 
     def deliver(self, run: Run) -> list[RecordedRequest]:
         """Post ``run``'s delivery and, right behind it, an ordinary one (the canary); wait
@@ -123,7 +134,7 @@ class Service:
         first_download = len(self.fake.storage_requests)
         canary_pull = self.fake.repo("acme/widget").pulls[CANARY]
         canary = self.world.measured_run(canary_pull, self.number() + 800_000)
-        self.post(run)
+        self.delivered = self.post(run)
         self.post(canary)
         wait_idle(self.client.get, 60)
         # Both jobs ran to their end: not retried after an internal error, not given up.
@@ -160,7 +171,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     world.pull(CANARY, "c" * 40)  # gets a fresh ordinary run behind every hostile one
     database = tmp_path_factory.mktemp("hostile") / "perfbot.db"
     with in_process_service(world, database) as client:
-        yield Service(world, client)
+        yield Service(world, client, database)
 
 
 def run_for(
@@ -721,21 +732,43 @@ def test_hostile_names(service: Service, case: Report, monkeypatch: pytest.Monke
     hostile_report_case(service, case, monkeypatch)
 
 
-def test_100000_metrics_fit_and_the_service_stays_responsive(service: Service) -> None:
+def test_100000_metrics_fit_and_the_service_stays_responsive(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pull = service.pull()
     run = run_for(service, pull, many_metrics(100_000), pr_zip(str(pull.number)))
-    slowest = 0.0
+    answered = threading.Condition()
+    answers = 0
     stop = threading.Event()
+    # Whether, while the report was compared and rendered, /healthz was answered.
+    served_meanwhile: list[bool] = []
 
     def probe() -> None:
-        nonlocal slowest
-        with httpx.Client(base_url=service.client.base_url, timeout=30) as client:
+        nonlocal answers
+        # GitHub waits 10 s for a webhook's answer: no probe may wait longer.
+        with httpx.Client(base_url=service.client.base_url, timeout=10) as client:
             while not stop.is_set():
-                started = time.monotonic()
                 assert client.get("/healthz").status_code == 200
-                slowest = max(slowest, time.monotonic() - started)
-                time.sleep(0.05)
+                with answered:
+                    answers += 1
+                    answered.notify_all()
+                stop.wait(0.05)
 
+    real = workflow_run._compare_and_render
+
+    def compare_and_render(*args: Any) -> Any:
+        if sum(len(f.data) for f in args[0].files) <= workflow_run.INLINE_BYTES:
+            return real(*args)  # the canary's small report, rendered inline by design
+        # Off the event loop (a thread) this waits for a /healthz answer; on the loop it
+        # would block the answer it waits for, and time out.
+        with answered:
+            before = answers
+        result = real(*args)
+        with answered:
+            served_meanwhile.append(answered.wait_for(lambda: answers > before, timeout=10))
+        return result
+
+    monkeypatch.setattr(workflow_run, "_compare_and_render", compare_and_render)
     prober = threading.Thread(target=probe, daemon=True)
     prober.start()
     try:
@@ -743,14 +776,14 @@ def test_100000_metrics_fit_and_the_service_stays_responsive(service: Service) -
     finally:
         stop.set()
         prober.join(30)
+        monkeypatch.undo()
+    assert served_meanwhile == [True], "/healthz went unanswered while the report was read"
     assert_writes_only_to(service, writes, pull)
     body = posted(service, pull, run)
     assert "50000 regressions" in body
     assert "Left out to stay within GitHub's comment size limit" in body
     (check,) = service.fake.check_runs_for("acme/widget", pull.head_sha)
     assert len(check.output["summary"] or "") <= 65_535
-    # Webhooks must be answered within GitHub's 10 s while a big report is read.
-    assert slowest < 2.0, f"/healthz took {slowest:.1f} s while the report was read"
 
 
 # --- forged and missing PR numbers ---------------------------------------------------------------
@@ -832,6 +865,7 @@ def test_hint_of_a_closed_pr_with_no_open_pr_posts_nothing(service: Service) -> 
     )
     run = run_for(service, closed, report_zip(regressed()), pr_zip(str(closed.number)))
     assert service.deliver(run) == []
+    service.assert_done("nothing posted")
     assert downloaded(service, run, "pr-number")
 
 
@@ -891,6 +925,7 @@ def test_fork_head_shared_by_two_open_prs_without_hint_posts_nothing(service: Se
     second = service.pull(fork=True, sha=first.head_sha)
     run = run_for(service, first, report_zip(regressed()), None)
     assert service.deliver(run) == []
+    service.assert_done("2 open PRs match the run's head commit", "nothing posted")
     assert service.fake.comments_on("acme/widget", first.number) == []
     assert service.fake.comments_on("acme/widget", second.number) == []
 
@@ -899,6 +934,7 @@ def test_run_of_a_commit_no_pr_has_posts_nothing(service: Service) -> None:
     own = service.pull()
     run = run_for(service, own, report_zip(regressed()), pr_zip(str(own.number)), head_sha="f" * 40)
     assert service.deliver(run) == []
+    service.assert_done("no open PR match", "nothing posted")
 
 
 # --- across all cases ----------------------------------------------------------------------------

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +26,35 @@ from tests.harness import World
 
 
 class FlakyStore(SQLiteStore):
-    """SQLite, with lease extensions and lock refreshes that fail while told to."""
+    """SQLite, with lease extensions and lock refreshes that fail while told to (all of
+    them, or only those of ``failing_owner``), counting what they do."""
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
         self.failing = False
+        self.failing_owner: str | None = None
+        self.extended = 0  # successful lease extensions
+        self.refresh_failures = 0  # failed lock refreshes
 
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
-        if self.failing:
+        if self.failing or owner == self.failing_owner:
             raise OSError("database unreachable")
-        return await super().extend_lease(job_id, owner, lease_seconds, now)
+        held = await super().extend_lease(job_id, owner, lease_seconds, now)
+        self.extended += held
+        return held
 
     async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
         if self.failing:
+            self.refresh_failures += 1
             raise OSError("database unreachable")
         return await super().try_lock(key, owner, ttl_seconds, now)
+
+    async def lock_expiry(self, key: str) -> float | None:
+        def read(conn: sqlite3.Connection) -> float | None:
+            row = conn.execute("SELECT expires_at FROM locks WHERE key = ?", (key,)).fetchone()
+            return None if row is None else float(row[0])
+
+        return await self._run(read)
 
 
 @pytest.fixture
@@ -49,19 +65,31 @@ async def store(tmp_path: Path) -> Any:
     await opened.close()
 
 
-@pytest.fixture
-def test_handler(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """A handler of event ``test`` that takes 1.5 s and records how each run ended."""
-    runs: list[str] = []
+@dataclass
+class Runs:
+    """The runs of the handler of event ``test``: how each ended, and what lets them end."""
 
-    async def handler(ctx: JobContext, payload: dict[str, Any]) -> None:
-        runs.append(f"start {ctx.worker}")
+    log: list[str] = field(default_factory=list)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def starts(self) -> list[str]:
+        return [entry.split(" ", 1)[1] for entry in self.log if entry.startswith("start")]
+
+
+@pytest.fixture
+def test_handler(monkeypatch: pytest.MonkeyPatch) -> Runs:
+    """A handler of event ``test`` that runs until ``release`` is set, recording each run."""
+    runs = Runs()
+
+    async def handler(ctx: JobContext, payload: dict[str, Any]) -> str:
+        runs.log.append(f"start {ctx.worker}")
         try:
-            await asyncio.sleep(1.5)
+            await runs.release.wait()
         except asyncio.CancelledError:
-            runs.append(f"cancelled {ctx.worker}")
+            runs.log.append(f"cancelled {ctx.worker}")
             raise
-        runs.append(f"finished {ctx.worker}")
+        runs.log.append(f"finished {ctx.worker}")
+        return "released"
 
     monkeypatch.setitem(HANDLERS, "test", handler)
     return runs
@@ -71,16 +99,15 @@ async def wait_for(condition: Callable[[], Awaitable[bool]], seconds: float) -> 
     deadline = time.monotonic() + seconds
     while not await condition():
         assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.02)
 
 
-async def test_a_run_that_lost_its_lease_stops_and_the_new_claim_finishes(
-    store: FlakyStore, test_handler: list[str]
-) -> None:
-    world = World.create()
-    github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
-    metrics = Metrics()
-    worker = Worker(
+def holds(value: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:
+    return lambda: asyncio.sleep(0, result=value())
+
+
+def worker_on(store: FlakyStore, github: GitHubApp, metrics: Metrics) -> Worker:
+    return Worker(
         store,
         github,
         concurrency=4,
@@ -88,14 +115,30 @@ async def test_a_run_that_lost_its_lease_stops_and_the_new_claim_finishes(
         metrics=metrics,
         lease_seconds=0.6,
     )
+
+
+async def test_a_run_that_lost_its_lease_stops_and_the_new_claim_finishes(
+    store: FlakyStore, test_handler: Runs
+) -> None:
+    world = World.create()
+    github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
+    metrics = Metrics()
+    worker = worker_on(store, github, metrics)
     job = NewJob(event="test", payload="{}", serial_key="pr-1", installation_id=1)
     assert await store.record_delivery("d1", "test", None, job, time.time())
     worker.start()
     try:
-        await wait_for(lambda: asyncio.sleep(0, result=bool(test_handler)), 5)
-        store.failing = True  # the first run cannot extend its lease: it lapses
-        await asyncio.sleep(0.8)
-        store.failing = False
+        await wait_for(holds(lambda: bool(test_handler.starts())), 5)
+        # The first run cannot extend its lease: it lapses, the job is claimed again, and
+        # the first run stops.
+        stale = store.failing_owner = test_handler.starts()[0]
+        await wait_for(
+            holds(
+                lambda: len(test_handler.starts()) == 2 and f"cancelled {stale}" in test_handler.log
+            ),
+            10,
+        )
+        test_handler.release.set()
 
         async def done() -> bool:
             status = await store.job_status("d1")
@@ -106,19 +149,64 @@ async def test_a_run_that_lost_its_lease_stops_and_the_new_claim_finishes(
         await worker.stop()
         await github.close()
 
-    starts = [entry.split(" ", 1)[1] for entry in test_handler if entry.startswith("start")]
-    assert len(starts) == 2
-    first, second = starts
+    first, second = test_handler.starts()
     assert first != second, "each claim runs under its own owner name"
-    assert f"cancelled {first}" in test_handler  # the stale run was stopped...
-    assert f"finished {first}" not in test_handler
-    assert test_handler[-1] == f"finished {second}"  # ...and the new claim finished
-    status = await store.job_status("d1")
-    assert status is not None
-    assert status[1] == 2  # two claims, one completion
+    assert f"finished {first}" not in test_handler.log  # the stale run was stopped...
+    assert test_handler.log[-1] == f"finished {second}"  # ...and the new claim finished
+    outcome = await store.job_outcome("d1")
+    assert outcome is not None
+    assert (outcome.attempts, outcome.reason) == (2, "released")  # two claims, one completion
     text = metrics.exposition().decode()
     assert 'perfbot_jobs_total{event="test",outcome="done"} 1.0' in text
     assert 'perfbot_jobs_total{event="test",outcome="abandoned"} 1.0' in text
+
+
+async def test_cpu_work_in_a_thread_and_a_slow_call_keep_the_lease(
+    store: FlakyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job outliving its lease many times over (a big report parsed in a thread, then a
+    slow GitHub call) keeps it by renewals: one attempt, never taken over."""
+    renewals_per_phase = 5  # each phase outlasts the 0.6 s lease (renewed every 0.2 s)
+
+    def parse(until: int) -> int:
+        # Pure-Python CPU work, as a parse is, until the lease was renewed enough times.
+        deadline, spins = time.monotonic() + 10, 0
+        while store.extended < until and time.monotonic() < deadline:
+            spins += sum(i * i for i in range(1000)) & 1
+        return store.extended
+
+    async def handler(ctx: JobContext, payload: dict[str, Any]) -> str:
+        parsed = await asyncio.to_thread(parse, renewals_per_phase)
+        # A slow call: the job awaits, the renewals go on.
+        await wait_for(holds(lambda: store.extended >= parsed + renewals_per_phase), 10)
+        return f"renewed {store.extended} times"
+
+    monkeypatch.setitem(HANDLERS, "test", handler)
+    world = World.create()
+    github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
+    metrics = Metrics()
+    worker = worker_on(store, github, metrics)
+    job = NewJob(event="test", payload="{}", serial_key="pr-1", installation_id=1)
+    assert await store.record_delivery("d1", "test", None, job, time.time())
+    worker.start()
+    try:
+
+        async def ended() -> bool:
+            outcome = await store.job_outcome("d1")
+            return outcome is not None and outcome.status in (JobStatus.DONE, JobStatus.FAILED)
+
+        await wait_for(ended, 30)
+    finally:
+        await worker.stop()
+        await github.close()
+    outcome = await store.job_outcome("d1")
+    assert outcome is not None
+    assert outcome.status is JobStatus.DONE
+    assert outcome.attempts == 1
+    assert outcome.reason is not None
+    assert outcome.reason.startswith("renewed ")
+    assert int(outcome.reason.split()[1]) >= 2 * renewals_per_phase
+    assert 'outcome="abandoned"' not in metrics.exposition().decode()
 
 
 def job_context(store: FlakyStore, worker: str) -> JobContext:
@@ -149,10 +237,20 @@ def short_lock(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_a_pr_lock_survives_a_failed_refresh(store: FlakyStore) -> None:
     holder, contender = job_context(store, "w1"), job_context(store, "w2")
     async with holder.pull_lock(500, 7):
+        first_expiry = await store.lock_expiry("pull:500:7")
+        assert first_expiry is not None
         store.failing = True
-        await asyncio.sleep(0.25)  # two refreshes fail, well within the lock's lifetime
+        # Two refreshes fail, well within the lock's lifetime...
+        await wait_for(holds(lambda: store.refresh_failures >= 2), 5)
         store.failing = False
-        await asyncio.sleep(1.2)  # longer than the TTL: only refreshes kept it
+
+        async def refreshed_past_its_first_lifetime() -> bool:
+            expiry = await store.lock_expiry("pull:500:7")
+            return expiry is not None and expiry > first_expiry + context.LOCK_TTL_SECONDS
+
+        # ...then it is refreshed after the time it would have expired: only refreshes
+        # kept it, and it is still held.
+        await wait_for(refreshed_past_its_first_lifetime, 10)
         with pytest.raises(Busy):
             async with contender.pull_lock(500, 7):
                 pytest.fail("two jobs inside one PR's lock")
@@ -162,17 +260,21 @@ async def test_a_pr_lock_survives_a_failed_refresh(store: FlakyStore) -> None:
 async def test_a_pr_lock_that_cannot_be_refreshed_stops_its_holder(store: FlakyStore) -> None:
     holder = job_context(store, "w1")
     reached_end = False
+    expiry: float | None = None
 
     async def hold() -> None:
-        nonlocal reached_end
+        nonlocal reached_end, expiry
         async with holder.pull_lock(500, 7):
+            expiry = await store.lock_expiry("pull:500:7")
             store.failing = True
-            await asyncio.sleep(5)
+            await asyncio.Event().wait()  # work that would go on forever
             reached_end = True
 
-    started = time.monotonic()
     with pytest.raises(Busy, match="lost the lock"):
-        await hold()
+        await asyncio.wait_for(hold(), 10)
+    stopped_at = time.time()
     store.failing = False
     assert not reached_end
-    assert time.monotonic() - started < 2  # stopped before the lock could be taken by others
+    # Stopped before the lock could be taken by others: its last refresh still held.
+    assert expiry is not None
+    assert stopped_at <= expiry
