@@ -377,8 +377,11 @@ def test_uninstall_forgets_pull_state(world: World, tmp_path: Path, event: str) 
         wait_idle(client.get)
     assert stored_pull(database, REPO_ID, 7) is not None
     with in_process_service(world, database) as client:
-        post(client, *world.uninstall_delivery(event, [REPO_ID]))
+        body, headers = world.uninstall_delivery(event, [REPO_ID])
+        post(client, body, headers)
         wait_idle(client.get)
+        forgot = "forgot the pull requests of 1 repositories"
+        assert_done(client.database, headers["X-GitHub-Delivery"], forgot)
     assert stored_pull(database, REPO_ID, 7) is None
 
 
