@@ -13,8 +13,9 @@ from typing import TextIO
 from perfbot import formats
 from perfbot.compare import Policy, compare
 from perfbot.export import comparison_document
+from perfbot.localfiles import is_within, read_tree
 from perfbot.render import RenderContext, render
-from perfbot.report import MAX_FILE_BYTES, ReportFile, read_side
+from perfbot.report import SideReport, read_side
 
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE = 0, 1, 2
 EXIT_FAILED = 1  # perfbot comment: GitHub refused or failed
@@ -47,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Compare BASE with HEAD (each a report file or a directory, read recursively), "
             "or, with a single DIR, DIR/base with DIR/head. Exit status: 0 fine, 1 a "
-            "regression beyond tolerance, 2 a usage error or nothing could be parsed."
+            "regression beyond tolerance, 2 a usage error or nothing could be parsed. "
+            "Symbolic links that point out of BASE, HEAD or DIR are not followed."
         ),
     )
     comp.add_argument("paths", nargs="+", metavar="BASE HEAD | DIR")
@@ -71,6 +73,13 @@ def _parser() -> argparse.ArgumentParser:
         "--exit-zero",
         action="store_true",
         help="exit 0 even when something regressed beyond tolerance",
+    )
+    comp.add_argument(
+        "--base-dir",
+        type=Path,
+        metavar="DIR",
+        help="refuse to read or write any file (BASE, HEAD, DIR, --markdown, --json) that "
+        "resolves outside DIR",
     )
     comp.set_defaults(run=_compare)
 
@@ -165,8 +174,9 @@ def _percent(value: str) -> float:
 
 def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     base_path, head_path = _sides(args.paths)
-    base = read_side(_files_under(base_path))
-    head = read_side(_files_under(head_path))
+    if args.base_dir is not None:
+        _confine(args, base_path, head_path)
+    base, head = _local_side(base_path), _local_side(head_path)
     for label, side in (("base", base), ("head", head)):
         for path, reason in side.unreadable:
             print(f"perfbot: {label}: {path}: {reason}", file=err)
@@ -192,6 +202,9 @@ def _sides(paths: list[str]) -> tuple[Path, Path]:
         base, head = root / "base", root / "head"
         if not base.is_dir() or not head.is_dir():
             raise UsageError(f"{root} must hold a base/ and a head/ directory")
+        for side in (base, head):
+            if not is_within(side, root):
+                raise UsageError(f"{side} is a symbolic link out of {root}; it is not followed")
         return base, head
     if len(paths) == 2:
         base, head = Path(paths[0]), Path(paths[1])
@@ -202,24 +215,24 @@ def _sides(paths: list[str]) -> tuple[Path, Path]:
     raise UsageError("give BASE and HEAD, or one DIR holding base/ and head/")
 
 
-def _files_under(root: Path) -> list[ReportFile]:
-    """Report files of one side, with paths relative to it (a single file keeps its name)."""
-    if root.is_file():
-        return [ReportFile(root.name, _read(root))]
-    files = []
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
-        for name in sorted(names):
-            path = Path(folder, name)
-            if path.is_file():
-                files.append(ReportFile(path.relative_to(root).as_posix(), _read(path)))
-    return files
+def _confine(args: argparse.Namespace, base: Path, head: Path) -> None:
+    """Every path the command reads or writes resolves under --base-dir, else a usage error."""
+    confined: Path = args.base_dir
+    if not confined.is_dir():
+        raise UsageError(f"--base-dir {confined} is not a directory")
+    named = [("BASE", base), ("HEAD", head), ("--markdown", args.markdown), ("--json", args.json)]
+    for role, path in named:
+        if path is not None and not is_within(path, confined):
+            raise UsageError(f"{role} {path} resolves outside --base-dir {confined}")
 
 
-def _read(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        # One byte past the cap is enough for the reader to refuse the file by size.
-        return handle.read(MAX_FILE_BYTES + 1)
+def _local_side(root: Path) -> SideReport:
+    """One side read from disk; entries that were not followed are listed as unreadable."""
+    tree = read_tree(root)
+    side = read_side(tree.files)
+    for path, reason in tree.refused:
+        side.refuse(path, reason)
+    return side
 
 
 def _formats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -59,6 +59,11 @@ class SideReport:
     def platforms(self) -> set[str]:
         return {platform for platform, _ in self.series}
 
+    def refuse(self, path: str, reason: str) -> None:
+        """A file that could not be read: listed with its reason, and a failed case."""
+        self.unreadable.append((path, reason))
+        self.failures.append(FailedCase(platform_of(path), path, reason))
+
     def add(self, measurement: Measurement) -> None:
         key = (measurement.platform, measurement.metric)
         series = self.series.get(key)
@@ -117,8 +122,7 @@ def _read_file(side: SideReport, file: ReportFile, registry: tuple[formats.Forma
     try:
         parsed, format_name = _parse(file, ParseContext(file.path, platform, case), registry)
     except ReportError as exc:
-        side.unreadable.append((file.path, exc.reason))
-        side.failures.append(FailedCase(platform, file.path, exc.reason))
+        side.refuse(file.path, exc.reason)
         return
     side.files_read += 1
     side.formats_seen[format_name] = side.formats_seen.get(format_name, 0) + 1

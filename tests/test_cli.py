@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,115 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "1 regression, 1 improvement" in result.stdout
+
+
+# --- confinement: an untrusted checkout cannot make compare read outside it ----------------
+
+SECRET = "hunter2_secret_metric"
+
+
+def untrusted_checkout(tmp_path: Path) -> Path:
+    """work/{base,head} with zperf logs, and outside/ holding a secret perfbot could parse."""
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    for folder in (work / "base", work / "head", outside / "dir"):
+        folder.mkdir(parents=True)
+    for side in ("base", "head"):
+        (work / side / "z.log").write_text(ZPERF_BASE.read_text())
+    secret = f'{{"perfbot": 1, "metrics": [{{"name": "{SECRET}", "value": 1}}]}}'
+    (outside / "secret.log").write_text(secret)
+    (outside / "dir" / "secret.json").write_text(secret)
+    return work
+
+
+def test_a_symlink_out_of_a_side_is_named_and_never_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = untrusted_checkout(tmp_path)
+    (work / "head" / "leak.log").symlink_to("../../outside/secret.log")
+    (work / "head" / "leakdir").symlink_to("../../outside/dir")
+    (work / "base" / "absolute.log").symlink_to(tmp_path / "outside" / "secret.log")
+    for argv in (["compare", str(work)], ["compare", str(work / "base"), str(work / "head")]):
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        assert SECRET not in captured.out + captured.err
+        outside = "symbolic link pointing outside the directory given (not followed)"
+        assert f"perfbot: head: leak.log: {outside}" in captured.err
+        assert f"perfbot: head: leakdir/: {outside}" in captured.err
+        assert f"perfbot: base: absolute.log: {outside}" in captured.err
+        # Listed in the comment like any unreadable file; the real logs are compared.
+        assert "leak.log" in captured.out
+        assert "no change beyond the noise floor" not in captured.out  # failed cases count
+        assert "3 failed cases" in captured.out
+
+
+def test_links_inside_a_side_are_read_and_other_entries_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = untrusted_checkout(tmp_path)
+    head = work / "head"
+    (head / "p").mkdir()
+    (head / "p" / "again.log").symlink_to("../z.log")  # inside head/: followed
+    (head / "p" / "up").symlink_to("..")  # a directory link, even inside, could loop
+    (head / "gone.log").symlink_to("missing.log")
+    os.mkfifo(head / "pipe.log")  # must be named, and never block the command
+    assert main(["compare", str(work / "base"), str(head)]) == 0
+    captured = capsys.readouterr()
+    assert "perfbot: head: p/up/: symbolic link to a directory (not followed)" in captured.err
+    assert "perfbot: head: gone.log: symbolic link to nothing readable" in captured.err
+    assert "perfbot: head: pipe.log: not a regular file" in captured.err
+    assert "again.log" not in captured.err
+    assert "<code>p</code>" in captured.out  # p/again.log was read as platform p
+
+
+def test_a_side_directory_linked_out_of_dir_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = untrusted_checkout(tmp_path)
+    (work / "head" / "z.log").unlink()
+    (work / "head").rmdir()
+    (work / "head").symlink_to("../outside/dir")
+    assert main(["compare", str(work)]) == 2
+    captured = capsys.readouterr()
+    assert "head is a symbolic link out of" in captured.err
+    assert SECRET not in captured.out + captured.err
+
+
+@pytest.mark.parametrize(
+    ("extra", "role"),
+    [
+        (["work/base", "outside/secret.log"], "HEAD"),
+        (["outside/dir", "work/head"], "BASE"),
+        (["work/base", "work/head", "--markdown", "outside/report.md"], "--markdown"),
+        (["work/base", "work/head", "--json", "work/link/report.json"], "--json"),
+    ],
+    ids=["head-outside", "base-outside", "markdown-outside", "json-through-a-link"],
+)
+def test_base_dir_confines_every_read_and_write(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    extra: list[str],
+    role: str,
+) -> None:
+    work = untrusted_checkout(tmp_path)
+    (work / "link").symlink_to("../outside")
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", *extra, "--base-dir", "work"]) == 2
+    err = capsys.readouterr().err
+    (line,) = err.splitlines()
+    assert line.startswith(f"perfbot: {role} ")
+    assert "resolves outside --base-dir work" in line
+    assert not (tmp_path / "outside" / "report.md").exists()
+    assert not (tmp_path / "outside" / "report.json").exists()
+
+
+def test_base_dir_allows_what_is_inside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    untrusted_checkout(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = ["compare", "work", "--base-dir", "work", "--markdown", "work/report.md"]
+    assert main(argv) == 0
+    assert "no change beyond the noise floor" in (tmp_path / "work" / "report.md").read_text()
+    assert main(["compare", "work", "--base-dir", "work/base/z.log"]) == 2
+    assert "--base-dir work/base/z.log is not a directory" in capsys.readouterr().err
