@@ -190,7 +190,7 @@ def test_help_from_strangers_costs_one_reaction(tmp_path: Path) -> None:
             post(client, body, headers)
             deliveries.append(headers["X-GitHub-Delivery"])
         wait_idle(client.get)
-        reasons = [assert_done(client.database, d, "help refused") for d in deliveries]
+        reasons = [assert_done(client.database, d, "help", "mallory") for d in deliveries]
     assert world.bot_comments(7) == []
     writes = [f"{r.method} {r.path}" for r in world.fake.write_calls()]
     assert len(writes) == 1

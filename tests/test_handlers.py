@@ -284,14 +284,27 @@ async def test_github_refusing_the_rerun_is_confused(bench: Bench) -> None:
 async def test_a_stranger_gets_at_most_one_reaction(bench: Bench) -> None:
     bench.world.repo.private = True
     bench.pull()
-    reasons = [
+    first = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help", "carol"))
+    calls = len(bench.fake.rate_limited_calls())
+    repeats = [
         await bench.run(on_issue_comment, bench.comment_payload(text, "carol"), f"d{index}")
-        for index, text in enumerate(["/perfbot help"] * 5 + ["/perfbot rerun"] * 2)
+        for index, text in enumerate(["/perfbot help"] * 4 + ["/perfbot rerun"] * 2)
     ]
+    assert first == "help refused: carol has role none, write needed; reacted confused"
+    assert all("carol was already told on PR 7" in reason for reason in repeats)
+    assert len(bench.fake.rate_limited_calls()) == calls  # the repeats cost no REST call
     assert bench.fake.bot_comments(bench.world.repo, 7) == []
     assert bench.reactions() == ["confused"]
-    assert reasons[0] == "help refused: carol has role none, write needed; reacted confused"
-    assert all("carol was already told on PR 7" in reason for reason in reasons[1:])
+
+
+async def test_a_refusal_does_not_hold_back_someone_allowed(bench: Bench) -> None:
+    busy_repository(bench)
+    await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun", "mallory"), "d1")
+    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"), "d2")
+    assert "re-run of run 1001 started for bob" in reason
+    # bob's allowed command gave its record back: his next one is answered too.
+    again = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"), "d3")
+    assert "re-run not needed" in again
 
 
 async def test_help_is_answered_once_per_person_and_window(bench: Bench) -> None:

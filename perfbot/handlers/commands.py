@@ -17,8 +17,8 @@ from perfbot.store.base import PullState
 
 # A run in one of these states will report on its own: a rerun starts nothing more.
 PENDING_STATUSES = frozenset({"queued", "in_progress", "requested", "waiting", "pending"})
-# `/perfbot help` is answered once per PR and person in this time, and a refused command
-# gets its one reaction once: a comment costs its author nothing, perfbot a REST call.
+# `/perfbot help` is answered once per PR and person in this time, and someone refused
+# gets one reaction in it: a comment costs its author nothing, perfbot REST calls.
 ANSWER_WINDOW_SECONDS = 3600.0
 # Without `workflows:` configured, a measurement run is found by its report artifact: the
 # head's newest runs are asked for their artifacts, this many at most.
@@ -102,25 +102,33 @@ async def on_issue_comment(ctx: JobContext, payload: dict[str, Any]) -> str:
     config = await _enabled_config(ctx, repo)
     if isinstance(config, str):
         return config
-    pull = await ctx.installation.get_pull(repo.owner, repo.name, number)
-    if pull is None or pull.base_repo_id != repo.id:
-        return ctx.ended(f"ignored: PR {number} not found")
-    if _muted(pull, config):
-        return ctx.ended(f"ignored: PR {number} carries the mute label")
-    if command == "help":
-        refusal = await _role_refusal(ctx, repo, login, config)
-        if refusal is not None:
-            return await _refused(
-                ctx, repo, pull, comment_id, login, reason=f"help refused: {refusal}"
-            )
-        return await _answer_help(ctx, repo, pull, login, config)
-    outcome = await request_rerun(ctx, repo, pull, login, config)
-    if outcome.kind is Rerun.REFUSED:
-        return await _refused(ctx, repo, pull, comment_id, login, reason=outcome.reason)
-    if outcome.kind is Rerun.STOPPED:
-        return ctx.ended(outcome.reason)
-    reaction = REACTIONS[outcome.kind]
-    return await _react(ctx, repo, pull, comment_id, reaction, reason=outcome.reason)
+    # Someone refused on this PR within the window costs no REST call at all: the record
+    # is taken first, and given back unless this command is refused too.
+    told = f"refused:{repo.id}:{number}:{login.lower()}"
+    if not await ctx.store.try_lock(told, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
+        return ctx.ended(f"{command} ignored: {login} was already told on PR {number}")
+    refused = False
+    try:
+        pull = await ctx.installation.get_pull(repo.owner, repo.name, number)
+        if pull is None or pull.base_repo_id != repo.id:
+            return ctx.ended(f"ignored: PR {number} not found")
+        if _muted(pull, config):
+            return ctx.ended(f"ignored: PR {number} carries the mute label")
+        if command == "help":
+            refusal = await _role_refusal(ctx, repo, login, config)
+            if refusal is None:
+                return await _answer_help(ctx, repo, pull, login, config)
+            outcome = RerunOutcome(Rerun.REFUSED, f"help refused: {refusal}")
+        else:
+            outcome = await request_rerun(ctx, repo, pull, login, config)
+        if outcome.kind is Rerun.STOPPED:
+            return ctx.ended(outcome.reason)
+        refused = outcome.kind is Rerun.REFUSED
+        reaction = REACTIONS[outcome.kind]
+        return await _react(ctx, repo, pull, comment_id, reaction, reason=outcome.reason)
+    finally:
+        if not refused:
+            await ctx.store.unlock(told, ctx.delivery_id)
 
 
 async def _answer_help(
@@ -139,16 +147,6 @@ async def _answer_help(
         repo.owner, repo.name, pull.number, HELP_TEXT.format(permission=permission)
     )
     return ctx.ended(f"help: answered {login} on PR {pull.number} in comment {reply.id}")
-
-
-async def _refused(
-    ctx: JobContext, repo: Repository, pull: PullInfo, comment_id: int, login: str, *, reason: str
-) -> str:
-    """A 😕 for someone without the permission, once per PR within the window."""
-    key = f"refused:{repo.id}:{pull.number}:{login.lower()}"
-    if not await ctx.store.try_lock(key, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
-        return ctx.ended(f"{reason}; {login} was already told on PR {pull.number}")
-    return await _react(ctx, repo, pull, comment_id, "confused", reason=reason)
 
 
 async def _react(
