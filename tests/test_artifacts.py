@@ -7,6 +7,7 @@ import io
 import random
 import stat
 import struct
+import unicodedata
 import warnings
 import zipfile
 import zlib
@@ -24,6 +25,7 @@ from perfbot.artifacts import (
     zip_sha256,
 )
 from perfbot.errors import PerfbotError
+from perfbot.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
 from perfbot.report import ReportFile
 
 KiB = 1024
@@ -553,7 +555,13 @@ def test_a_broken_pr_number_zip_is_refused() -> None:
 # --- properties ----------------------------------------------------------------------------
 
 VALID = make_zip([("base/a.json", b'{"a": 1}' * 20), ("head/b/c.log", b"ZPERF-DONE\n" * 20)])
-PIECES = st.sampled_from(["..", ".", "", "a", "b.json", "C:", "/", "\\", "..\\", "\x00", "\x7f"])
+PIECES = st.sampled_from(
+    [
+        *["..", ".", "", "a", "A", "b.json", "B.JSON", "C:", "/", "\\", "..\\", "\x00", "\x7f"],
+        *["head/", "HEAD/", "\u3164", "\ufe0f", "\u0301", "\u0301\u0302\u0303", "e\u0301"],
+        "\u00e9",
+    ]
+)
 NAMES = st.one_of(
     st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=24),
     st.lists(PIECES, min_size=1, max_size=6).map("".join),
@@ -566,6 +574,16 @@ def assert_safe(paths: list[str]) -> None:
         assert "\\" not in path
         assert ".." not in path.split("/")
         assert "" not in path.split("/")
+        assert "\x00" not in path
+        assert not set(path) & DEFAULT_IGNORABLE
+        assert longest_mark_run(path) <= MAX_COMBINING_MARKS
+    # No two files are one path to a file system that ignores case or Unicode form, and
+    # no file is also a directory of another.
+    folded = [unicodedata.normalize("NFKC", path).casefold() for path in paths]
+    assert len(set(folded)) == len(folded)
+    assert not {f"{path}/" for path in folded} & {
+        path[: i + 1] for path in folded for i, char in enumerate(path) if char == "/"
+    }
 
 
 def read_or_refuse(data: bytes) -> list[str]:
@@ -587,7 +605,7 @@ def test_a_damaged_zip_only_ever_raises_artifact_error(offset: int, junk: bytes)
     assert_safe(read_or_refuse(VALID[:offset] + junk + VALID[offset + len(junk) :]))
 
 
-@settings(max_examples=200)
+@settings(max_examples=400)
 @given(st.lists(NAMES, max_size=6))
 def test_no_member_name_yields_an_unsafe_path(names: list[str]) -> None:
     data = make_zip([(name, b"x") for name in names])
