@@ -8,6 +8,7 @@ import itertools
 import json
 import logging
 import os
+import secrets
 import socket
 import time
 from collections.abc import Awaitable, Callable
@@ -41,6 +42,9 @@ HANDLERS: dict[str, Handler] = {
 INSTALLATION_EVENTS = frozenset({"installation", "installation_repositories"})
 LEASE_SECONDS = DEFAULT_LEASE_SECONDS
 IDLE_POLL_SECONDS = 0.5
+# How often a worker looks for processes on its store that have ended (SQLite: a lock
+# the kernel dropped) to take their jobs over without waiting out their leases.
+DEPARTED_CHECK_SECONDS = 2.0
 
 
 class Worker:
@@ -70,12 +74,16 @@ class Worker:
         self._running: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(concurrency)
         self._dispatcher: asyncio.Task[None] | None = None
-        # Unique per process: the store checks ownership of a claimed job by this name.
-        self.name = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self._watcher: asyncio.Task[None] | None = None
+        # Unique per worker, ever (a random part: a restarted process may get the same
+        # PID): the store checks ownership of a claimed job by this name, and a claim's
+        # owner, like its PR locks' owners, starts with it.
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._claims = itertools.count(1)
 
     def start(self) -> None:
         self._dispatcher = asyncio.create_task(self._dispatch())
+        self._watcher = asyncio.create_task(self._watch_departed())
 
     def wake(self) -> None:
         """A job was just enqueued: the dispatcher looks now instead of at its next poll."""
@@ -85,12 +93,20 @@ class Worker:
         """Let running jobs finish (their leases protect them if the process dies)."""
         self._stopping.set()
         self._wake.set()
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
         if self._dispatcher is not None:
             await asyncio.gather(self._dispatcher, return_exceptions=True)
         await asyncio.gather(*self._running, return_exceptions=True)
 
     async def _dispatch(self) -> None:
         """Claim a job whenever a slot is free; one claimer, so idle slots cost nothing."""
+        try:
+            # Before the first claim, so that every claim of this worker is announced.
+            await self._store.announce(f"{self.name}:")
+        except Exception:
+            log.exception("announcing this worker failed: its claims are left to their leases")
         while not self._stopping.is_set():
             await self._slots.acquire()
             job = await self._next_job()
@@ -100,6 +116,22 @@ class Worker:
             task = asyncio.create_task(self._run_in_slot(job))
             self._running.add(task)
             task.add_done_callback(self._running.discard)
+
+    async def _watch_departed(self) -> None:
+        """Take over the jobs of processes known to have ended, now and then every few
+        seconds: a restarted process resumes its dead predecessor's jobs at once."""
+        while not self._stopping.is_set():
+            try:
+                freed = await self._store.release_departed()
+            except Exception:
+                log.exception("looking for ended processes failed")
+                freed = []
+            for prefix in freed:
+                log.warning("took over the claims of %s, whose process ended", prefix[:-1])
+            if freed:
+                self._wake.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), DEPARTED_CHECK_SECONDS)
 
     async def _next_job(self) -> Job | None:
         while not self._stopping.is_set():

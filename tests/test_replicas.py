@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
@@ -271,3 +272,39 @@ def test_two_replicas_on_postgresql_show_each_pr_its_newest_result_once(
     _assert_each_pull_shows_its_newest_run(world, pulls)
     for log in replica_logs:
         assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+
+
+def test_a_killed_replicas_job_is_taken_over_by_the_other_within_its_lease(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """SIGKILL the replica running a job (its report download hangs): the other replica
+    takes the job over once the default lease (20 s) has run out, and posts its comment."""
+    world = World.create()
+    run = world.measured_run(world.pull(7, _sha(7, 0)), _run_id(7, 0))
+    with serve(world.fake) as fake, ExitStack() as stack:
+        env = settings_env(fake.api_url, tmp_path / "unused.db", PERFBOT_DATABASE_URL=pg_url)
+        bots = [
+            stack.enter_context(perfbot_process(env, tmp_path / f"replica-{n}.log")) for n in (0, 1)
+        ]
+        fake.hang_next(1, 60, path_contains="/zip")  # the first download never answers
+        body, headers = world.delivery(run, delivery_id="guid-replica-kill")
+        assert bots[0].client.post("/webhook", content=body, headers=headers).status_code == 202
+        wait_until(lambda: any(r.path.endswith("/zip") for r in fake.requests), 30, "the download")
+        with psycopg.connect(pg_url) as conn:
+            (owner,) = conn.execute("SELECT lease_owner FROM jobs").fetchone() or (None,)
+        assert owner is not None
+        (holder,) = [bot for bot in bots if str(bot.process.pid) == owner.rsplit(":", 3)[1]]
+        (other,) = [bot for bot in bots if bot is not holder]
+        holder.process.kill()  # SIGKILL, to the process this test started
+        holder.process.wait(timeout=10)
+        killed = time.monotonic()
+        # Bounded by the lease, plus a claim poll and the job itself.
+        wait_until(lambda: len(world.bot_comments(7)) == 1, 30, "the other replica's comment")
+        print(f"kill to comment on the other replica: {time.monotonic() - killed:.1f} s")
+        wait_until(lambda: other.client.get("/healthz").json()["queue_depth"] == 0, 15)
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT status, attempts, lease_owner FROM jobs").fetchall()
+    ((status, attempts, finisher),) = rows
+    assert (status, attempts) == ("done", 2)
+    assert finisher.rsplit(":", 3)[1] == str(other.process.pid)
+    assert len(world.bot_comments(7)) == 1

@@ -147,6 +147,15 @@ class Store(Protocol):
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
         """Keep a long job's lease; False if the job is no longer ours."""
 
+    async def announce(self, owner_prefix: str) -> None:
+        """Tell the other processes on this store, where the backend can, that the claims
+        whose owners start with ``owner_prefix`` belong to this live process."""
+
+    async def release_departed(self) -> list[str]:
+        """Free at once the claims (job leases, PR locks) of announced processes known to
+        have ended; the owner prefixes freed. A backend that cannot know frees nothing:
+        those claims wait for their leases to run out."""
+
     async def complete(
         self, job_id: int, owner: str, now: float, reason: str | None = None
     ) -> None:

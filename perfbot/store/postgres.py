@@ -355,6 +355,16 @@ class PostgresStore:
 
         return await self._on_connection(work)
 
+    # A replica on another host cannot be seen to die from here (a session-held lock
+    # would vanish with a network blip too, while its holder still runs): its claims
+    # are taken over when their leases run out.
+
+    async def announce(self, owner_prefix: str) -> None:
+        return None
+
+    async def release_departed(self) -> list[str]:
+        return []
+
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
         # Only a live lease is extended: once it has expired another job of the serial key
         # may have started, so the caller must stop rather than carry on beside it.

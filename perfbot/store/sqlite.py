@@ -26,6 +26,7 @@ from perfbot.store._rows import (
     upsert_pull,
 )
 from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, SweepRecord
+from perfbot.store.presence import Presence
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -96,6 +97,8 @@ class SQLiteStore:
         self._loop_commits = 0
         self._checkpointing = False
         self._background: set[asyncio.Task[None]] = set()
+        # Which processes on this file are alive (a ":memory:" database has one).
+        self._presence = None if path == ":memory:" else Presence(path)
 
     async def _run(
         self,
@@ -138,6 +141,8 @@ class SQLiteStore:
             self._loop_conn = None
         # Straight to the executor: _run would open a connection only to close it.
         await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
+        if self._presence is not None:
+            self._presence.close()
         # The thread is idle now; no need to block the loop joining it.
         self._executor.shutdown(wait=False)
 
@@ -262,6 +267,19 @@ class SQLiteStore:
 
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
         return await self._run(_claim, owner, lease_seconds, now)
+
+    async def announce(self, owner_prefix: str) -> None:
+        if self._presence is not None:
+            await self._run(lambda _conn: self._presence_of().announce(owner_prefix))
+
+    async def release_departed(self) -> list[str]:
+        if self._presence is None:
+            return []
+        return await self._run(_release_departed, self._presence)
+
+    def _presence_of(self) -> Presence:
+        assert self._presence is not None
+        return self._presence
 
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
         # Only a live lease is extended: once it has expired another job of the serial key
@@ -494,6 +512,30 @@ def _claim(conn: sqlite3.Connection, owner: str, lease_seconds: float, now: floa
             _CLAIM, {"now": now, "owner": owner, "until": now + lease_seconds}
         ).fetchall()
     return job_from_row(rows[0]) if rows else None
+
+
+def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]:
+    """Expire the leases and drop the PR locks of every process found to have ended."""
+    freed = []
+    for departed in presence.departed():
+        prefix = departed.prefix
+        try:
+            with _write(conn):
+                # lease_until 0: claimable at once, and no longer keeping its key busy.
+                conn.execute(
+                    "UPDATE jobs SET lease_until = 0"
+                    " WHERE status = 'running' AND substr(lease_owner, 1, ?) = ?",
+                    (len(prefix), prefix),
+                )
+                conn.execute(
+                    "DELETE FROM locks WHERE substr(owner, 1, ?) = ?", (len(prefix), prefix)
+                )
+        except BaseException:
+            presence.release(departed)  # found again at the next look
+            raise
+        presence.forget(departed)
+        freed.append(prefix)
+    return freed
 
 
 def _queue_depth(conn: sqlite3.Connection) -> int:

@@ -619,7 +619,11 @@ async def test_waiting_for_the_write_lock_leaves_the_loop_running(tmp_path: Path
     try:
         other_process.execute("BEGIN IMMEDIATE")  # hold the write lock
         write = asyncio.create_task(store.record_delivery("d1", "push", None, new_job(), NOW))
-        await asyncio.sleep(0.3)
+        # The loop ticks on while the write waits (up to the 5 s busy timeout) for the lock.
+        for _ in range(400):
+            if ticks >= 10 or write.done():
+                break
+            await asyncio.sleep(0.01)
         assert not write.done(), "the write should still be waiting for the lock"
         assert ticks >= 10, "the loop stood still while the store waited"
         other_process.execute("COMMIT")
