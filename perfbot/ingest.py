@@ -240,7 +240,8 @@ class WebhookEndpoint:
         if budget is None:
             budget = self._budget = budget_for(limit)
         held = 0
-        if declared is not None and declared.isdigit():  # uvicorn refuses any other value
+        # uvicorn refuses any other value; "²".isdigit() is true, so ASCII first.
+        if declared is not None and declared.isascii() and declared.isdigit():
             size = int(declared)
             if size > limit:
                 raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
