@@ -278,3 +278,36 @@ async def test_a_pr_lock_that_cannot_be_refreshed_stops_its_holder(store: FlakyS
     # Stopped before the lock could be taken by others: its last refresh still held.
     assert expiry is not None
     assert stopped_at <= expiry
+
+
+async def test_a_handlers_reason_is_kept_as_one_bounded_line(
+    store: FlakyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reason may quote a name from a payload: newlines and length are not the handler's
+    # to decide for the operator's view of the job.
+    async def handler(ctx: JobContext, payload: dict[str, Any]) -> str:
+        return "ignored: workflow 'a\nb'\r\n  " + "x" * 1000
+
+    monkeypatch.setitem(HANDLERS, "test", handler)
+    world = World.create()
+    github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
+    worker = worker_on(store, github, Metrics())
+    job = NewJob(event="test", payload="{}", serial_key="pr-1", installation_id=1)
+    assert await store.record_delivery("d1", "test", None, job, time.time())
+    worker.start()
+    try:
+
+        async def done() -> bool:
+            outcome = await store.job_outcome("d1")
+            return outcome is not None and outcome.status is JobStatus.DONE
+
+        await wait_for(done, 10)
+    finally:
+        await worker.stop()
+        await github.close()
+    outcome = await store.job_outcome("d1")
+    assert outcome is not None
+    assert outcome.reason is not None
+    assert outcome.reason.startswith("ignored: workflow 'a b' xxx")
+    assert len(outcome.reason) == 300
+    assert outcome.reason.endswith("x…")
