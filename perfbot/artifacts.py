@@ -196,7 +196,7 @@ def _type_problem(info: zipfile.ZipInfo) -> str | None:
 def _path_problem(path: str) -> str | None:
     if any(_is_invisible(char) for char in path):
         return "name holds control or invisible characters"
-    filler = next((char for char in path if char in DEFAULT_IGNORABLE), None)
+    filler = None if path.isascii() else next((c for c in path if c in DEFAULT_IGNORABLE), None)
     if filler is not None:
         # U+3164 and the other fillers are letters to Unicode, yet show as nothing: a
         # name holding one looks like another name.
@@ -217,10 +217,26 @@ def _path_problem(path: str) -> str | None:
     return None
 
 
-def _fold(path: str) -> str:
+def _fold(name: str) -> str:
     # Names a file system may treat as one: same letters up to case, or the same text in
     # another Unicode form (macOS stores decomposed names, Windows ignores case).
-    return unicodedata.normalize("NFKC", path).casefold()
+    return name.lower() if name.isascii() else unicodedata.normalize("NFKC", name).casefold()
+
+
+class _Prefixes:
+    """Every prefix of a set of paths as a small integer, computed in time linear in the
+    names' length: a prefix is (its parent's number, its last component), so a name of
+    30,000 components never costs 30,000 string copies of itself."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[tuple[int, str], int] = {}
+
+    def of(self, parts: list[str]) -> list[int]:
+        numbers, parent = [], -1
+        for part in parts:
+            parent = self._numbers.setdefault((parent, part), len(self._numbers))
+            numbers.append(parent)
+        return numbers
 
 
 def _collisions(paths: list[str]) -> tuple[set[int], list[tuple[str, ...]]]:
@@ -230,39 +246,38 @@ def _collisions(paths: list[str]) -> tuple[set[int], list[tuple[str, ...]]]:
     ``head``: on a case-insensitive disk they are one directory. A member is counted in
     its shallowest collision only.
     """
-    spellings: dict[str, set[str]] = defaultdict(set)
-    as_file: dict[str, int] = defaultdict(int)
-    as_directory: set[str] = set()
+    exact, folded = _Prefixes(), _Prefixes()
+    chains: list[tuple[list[int], list[int]]] = []
+    spellings: dict[int, set[int]] = defaultdict(set)  # folded prefix → exact prefixes
+    as_file: dict[int, int] = defaultdict(int)
+    as_directory: set[int] = set()
     for path in paths:
         parts = path.split("/")
-        for depth in range(1, len(parts) + 1):
-            prefix = "/".join(parts[:depth])
-            spellings[_fold(prefix)].add(prefix)
-            if depth < len(parts):
-                as_directory.add(_fold(prefix))
-        as_file[_fold(path)] += 1
+        chain = (exact.of(parts), folded.of([_fold(part) for part in parts]))
+        chains.append(chain)
+        for spelling, key in zip(*chain, strict=True):
+            spellings[key].add(spelling)
+        as_directory.update(chain[1][:-1])
+        as_file[chain[1][-1]] += 1
 
-    def collides(key: str) -> bool:
+    def collides(key: int) -> bool:
         files = as_file.get(key, 0)
         return len(spellings[key]) > 1 or files > 1 or (files > 0 and key in as_directory)
 
-    groups: dict[str, list[str]] = {}
+    groups: dict[int, list[str]] = {}
     withheld: set[int] = set()
-    for index, path in enumerate(paths):
-        parts = path.split("/")
-        for depth in range(1, len(parts) + 1):
-            prefix = "/".join(parts[:depth])
-            if collides(_fold(prefix)):
-                shown = _display(prefix) + ("/" if depth < len(parts) else "")
-                names = groups.setdefault(_fold(prefix), [])
-                # A directory is named once; a file once per member that has its name.
-                if shown.endswith("/") and shown in names:
-                    break
-                names.append(shown)
-                break
-        else:
+    for index, (path, (_, keys)) in enumerate(zip(paths, chains, strict=True)):
+        depth = next((d for d, key in enumerate(keys) if collides(key)), None)
+        if depth is None:
             continue
         withheld.add(index)
+        parts = path.split("/")
+        is_directory = depth < len(parts) - 1
+        shown = _display("/".join(parts[: depth + 1])) + ("/" if is_directory else "")
+        names = groups.setdefault(keys[depth], [])
+        # A directory is named once; a file once per member that has its name.
+        if not (is_directory and shown in names):
+            names.append(shown)
     return withheld, [tuple(names) for names in groups.values()]
 
 

@@ -93,6 +93,8 @@ def is_mark(char: str) -> bool:
 
 def longest_mark_run(value: str) -> int:
     """The most combining marks that follow one another in ``value``."""
+    if value.isascii():
+        return 0  # no mark is ASCII; this keeps long plain names cheap
     longest = run = 0
     for char in value:
         run = run + 1 if is_mark(char) else 0
