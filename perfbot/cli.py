@@ -12,6 +12,7 @@ from typing import TextIO
 
 from perfbot import formats
 from perfbot.compare import Policy, compare
+from perfbot.escape import clean
 from perfbot.export import comparison_document
 from perfbot.localfiles import is_within, read_tree
 from perfbot.render import RenderContext, render
@@ -179,7 +180,9 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     base, head = _local_side(base_path), _local_side(head_path)
     for label, side in (("base", base), ("head", head)):
         for path, reason in side.unreadable:
-            print(f"perfbot: {label}: {path}: {reason}", file=err)
+            # One line each, whatever the name holds: in a CI log a line break in a file
+            # name would start a line GitHub Actions reads as a workflow command.
+            print(f"perfbot: {label}: {clean(path, 300)}: {clean(reason, 300)}", file=err)
     if base.files_read + head.files_read == 0:
         print("perfbot: no report file could be parsed on either side", file=err)
         return EXIT_USAGE

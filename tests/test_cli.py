@@ -277,3 +277,14 @@ def test_base_dir_allows_what_is_inside(
     assert "no change beyond the noise floor" in (tmp_path / "work" / "report.md").read_text()
     assert main(["compare", "work", "--base-dir", "work/base/z.log"]) == 2
     assert "--base-dir work/base/z.log is not a directory" in capsys.readouterr().err
+
+
+def test_a_file_name_cannot_start_a_workflow_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = untrusted_checkout(tmp_path)
+    (work / "head" / "x\n::error::injected\x1b[2K.log").write_text("not a report\n")
+    assert main(["compare", str(work)]) == 0
+    err = capsys.readouterr().err
+    assert "perfbot: head: x ::error::injected[2K.log: not a supported report format" in err
+    assert all(line.startswith("perfbot: ") for line in err.splitlines())
