@@ -300,7 +300,8 @@ async def test_complete_keeps_the_handlers_reason(store: Store) -> None:
     assert await store.job_outcome("d1") == JobOutcome(JobStatus.QUEUED, 0, None, None)
     first = await store.claim("w1", LEASE, NOW)
     second = await store.claim("w1", LEASE, NOW)
-    assert first is not None and second is not None
+    assert first is not None
+    assert second is not None
     await store.complete(first.id, "w1", NOW + 1, reason="ignored: the operator disabled a/b")
     await store.complete(second.id, "w1", NOW + 1)
     assert await store.job_outcome(first.delivery_id) == JobOutcome(
