@@ -277,9 +277,9 @@ class WebhookEndpoint:
                     return b"".join(chunks)
                 chunks.append(chunk)
         except asyncio.CancelledError:
-            if task not in self._expired:
+            # Ours alone: a cancellation from elsewhere too (shutdown) goes on as one.
+            if task not in self._expired or task.uncancel() > 0:
                 raise
-            task.uncancel()
             raise BodyTimeout(
                 f"the body did not arrive within {self._deadline:g} seconds"
             ) from None

@@ -345,3 +345,17 @@ async def test_a_content_length_that_is_not_ascii_digits_is_not_trusted(tmp_path
     body, headers = signed("workflow_run", {"action": "completed"})
     response = await call(endpoint(tmp_path), {**headers, "content-length": "²"}, one_body(body))
     assert response.status == 202  # counted as it came, as a chunked body is
+
+
+async def test_a_cancelled_read_stays_cancelled_and_gives_its_budget_back(tmp_path: Path) -> None:
+    budget = BodyBudget(MIB, MIB)
+    app = endpoint(tmp_path, budget=budget)
+    held = HeldBody(b"x" * 1024)
+    headers = {"x-hub-signature-256": WELL_FORMED_BUT_WRONG, "content-length": "4096"}
+    reading = asyncio.create_task(call(app, headers, held.receive))
+    await asyncio.wait_for(held.first_sent.wait(), 5)
+    assert budget.used == 4096
+    reading.cancel()  # as uvicorn's shutdown would: not a 408
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+    assert budget.used == 0
