@@ -589,6 +589,30 @@ async def test_a_crash_loop_sweeps_once_per_period(
     assert len(fake.redeliveries) == 3
 
 
+async def test_a_sweep_that_fails_still_holds_back_the_next_start(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    """A process that dies in its sweep (here GitHub fails it) has recorded it all the same:
+    the restart does not sweep again at once."""
+    await build_log(fake, store)
+    timer = Timer()
+    fake.fail_next(3, status=502, path_contains="/app/hook/deliveries")  # GETs retry twice
+    with pytest.raises(GitHubUnavailable):
+        await sweep(github, store, owner="replica-a", clock=timer.clock)
+    record = await store.last_sweep()
+    assert record is not None
+    assert record.started_at == timer.now
+    assert record.cursor is None  # nothing was read: the next sweep reads three days
+    timer.now += 30
+    sweeper = sweeper_on(github, store, timer)
+    sweeper.start()
+    try:
+        await timer.asked(1)
+        assert timer.delays[0] == PERIOD - 30
+    finally:
+        await sweeper.stop()
+
+
 async def test_replicas_together_sweep_about_once_per_period(
     fake: FakeGitHub, github: GitHubApp, store: Store, tmp_path: Path
 ) -> None:
