@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from perfbot.store.base import Job, JobStatus, NewJob, PullState, Store
+from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, Store
 from perfbot.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DatabaseUnavailable",
     "Job",
+    "JobOutcome",
     "JobStatus",
     "NewJob",
     "PostgresStore",
