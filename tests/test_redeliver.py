@@ -413,6 +413,24 @@ async def test_a_sweep_after_new_failures_reads_only_the_new_pages(
     assert fake.redeliveries[3:] == [d.id for d in new_failures]
 
 
+async def test_an_attempt_logged_late_is_seen_within_the_overlap(
+    fake: FakeGitHub, github: GitHubApp, store: Store
+) -> None:
+    """GitHub may list an attempt after newer ones were read (it timed out, or its log
+    lagged): the next sweep reads the two minutes before its cursor again."""
+    await build_log(fake, store)
+    await sweep(github, store, owner="replica-a")
+    record = await store.last_sweep()
+    assert record is not None
+    assert record.cursor is not None
+    # Listed now, but started 90 s before the newest attempt the last sweep read.
+    late = failed(fake, "guid-logged-late", ago=timedelta(minutes=1, seconds=90))
+    assert late.delivered_at.timestamp() < record.cursor
+    result = await sweep(github, store, owner="replica-a")
+    assert result.redelivered == ["guid-logged-late"]
+    assert fake.redeliveries[-1] == late.id
+
+
 async def test_an_unfinished_sweep_keeps_the_cursor_where_it_was(
     fake: FakeGitHub, github: GitHubApp, store: Store
 ) -> None:
