@@ -50,8 +50,8 @@ log = logging.getLogger("perfbot.redeliver")
 LOOKBACK_SECONDS = 3 * 24 * 3600.0
 # The first sweep after start-up: soon, so that what failed while perfbot was down is
 # sent again within seconds; not at once, so that a process that crashes right after
-# starting never sweeps (and one that lives a little longer is held back by the record of
-# its own last sweep, below).
+# starting never sweeps. One that lives a little longer is held back by the store's
+# record of its last sweep (``next_delay``): crash loops sweep once a period.
 FIRST_SWEEP_DELAY_SECONDS = 10.0
 # A sweep reads the log down to the newest attempt the last complete sweep read, less this
 # much: an attempt GitHub logs a little late (its delivered_at is when it started, and a
