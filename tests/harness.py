@@ -219,8 +219,15 @@ class World:
         return [c.body for c in self.fake.bot_comments(self.repo, number)]
 
 
-def settings_env(github_url: str, database: Path, **extra: str) -> dict[str, str]:
+def settings_env(
+    github_url: str, database: Path, *, sweeps: bool = False, **extra: str
+) -> dict[str, str]:
+    """perfbot's settings for a test. ``sweeps``: keep the missed-delivery sweep (every few
+    minutes from 10 s after start-up); off by default, so that a test asserting that GitHub
+    saw no request is not broken by a sweep's read of the delivery log."""
+    quiet = {} if sweeps else {"PERFBOT_REDELIVERY_MINUTES": "0"}
     return {
+        **quiet,
         "PERFBOT_APP_ID": "4242",
         "PERFBOT_PRIVATE_KEY": rsa_keypair().private_pem,
         "PERFBOT_WEBHOOK_SECRET": SECRET,

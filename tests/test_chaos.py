@@ -138,7 +138,7 @@ def test_chaos_and_a_kill_lose_nothing_and_duplicate_nothing(  # noqa: PLR0915 o
             fake.api_url,
             database,
             PERFBOT_WORKERS="4",
-            PERFBOT_REDELIVERY_HOURS="0",
+            PERFBOT_REDELIVERY_MINUTES="0",
         )
         # Past perfbot's read timeout, so a hang is a timeout on perfbot's side.
         hang = float(CALL_TIMEOUT.read or 15) + 1

@@ -35,7 +35,12 @@ from tests.harness import INSTALLATION, REPO_ID, World, settings_env
 HEAD = "a" * 40
 DAY = timedelta(days=1)
 # The period the service sweeps at unless told otherwise.
-PERIOD = Settings.from_env(settings_env("http://127.0.0.1:9", Path("db"))).redelivery_minutes * 60
+PERIOD = (
+    Settings.from_env(
+        settings_env("http://127.0.0.1:9", Path("db"), sweeps=True)
+    ).redelivery_minutes
+    * 60
+)
 
 
 @pytest.fixture(autouse=True)
@@ -708,7 +713,7 @@ async def test_the_service_sweeps_soon_after_start_up_and_the_redelivery_becomes
         delivered_at=world.fake.now() - timedelta(minutes=3),
     )
     sent = {"guid-lost": (body, headers)}  # what GitHub would send again
-    settings = Settings.from_env(settings_env(world.fake.api_url, tmp_path / "db"))
+    settings = Settings.from_env(settings_env(world.fake.api_url, tmp_path / "db", sweeps=True))
     timer = Timer()  # its delays only: the service keeps its own clock
     async with service(settings, world.fake, timer) as client:
         await timer.asked(1)
@@ -757,7 +762,9 @@ async def test_the_former_hours_variable_is_logged_as_deprecated(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     world = World.create()
-    env = settings_env(world.fake.api_url, tmp_path / "db", PERFBOT_REDELIVERY_HOURS="0")
+    env = settings_env(
+        world.fake.api_url, tmp_path / "db", sweeps=True, PERFBOT_REDELIVERY_HOURS="0"
+    )
     settings = Settings.from_env(env)
     assert settings.redelivery_minutes == 0  # its 0 still turns the sweep off
     with caplog.at_level(logging.INFO, logger="perfbot.app"):
