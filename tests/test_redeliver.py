@@ -27,7 +27,7 @@ from perfbot.redeliver import (
     read_since,
     sweep,
 )
-from perfbot.settings import Settings
+from perfbot.settings import DEFAULT_REDELIVERY_MINUTES, Settings
 from perfbot.store import SQLiteStore, Store
 from tests.fakegithub import Delivery, FakeGitHub, rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World, settings_env
@@ -35,12 +35,7 @@ from tests.harness import INSTALLATION, REPO_ID, World, settings_env
 HEAD = "a" * 40
 DAY = timedelta(days=1)
 # The period the service sweeps at unless told otherwise.
-PERIOD = (
-    Settings.from_env(
-        settings_env("http://127.0.0.1:9", Path("db"), sweeps=True)
-    ).redelivery_minutes
-    * 60
-)
+PERIOD = DEFAULT_REDELIVERY_MINUTES * 60
 
 
 @pytest.fixture(autouse=True)
@@ -713,7 +708,13 @@ async def test_the_service_sweeps_soon_after_start_up_and_the_redelivery_becomes
         delivered_at=world.fake.now() - timedelta(minutes=3),
     )
     sent = {"guid-lost": (body, headers)}  # what GitHub would send again
-    settings = Settings.from_env(settings_env(world.fake.api_url, tmp_path / "db", sweeps=True))
+    settings = Settings.from_env(
+        settings_env(
+            world.fake.api_url,
+            tmp_path / "db",
+            PERFBOT_REDELIVERY_MINUTES=str(DEFAULT_REDELIVERY_MINUTES),
+        )
+    )
     timer = Timer()  # its delays only: the service keeps its own clock
     async with service(settings, world.fake, timer) as client:
         await timer.asked(1)
@@ -762,9 +763,7 @@ async def test_the_former_hours_variable_is_logged_as_deprecated(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     world = World.create()
-    env = settings_env(
-        world.fake.api_url, tmp_path / "db", sweeps=True, PERFBOT_REDELIVERY_HOURS="0"
-    )
+    env = settings_env(world.fake.api_url, tmp_path / "db", PERFBOT_REDELIVERY_HOURS="0")
     settings = Settings.from_env(env)
     assert settings.redelivery_minutes == 0  # its 0 still turns the sweep off
     with caplog.at_level(logging.INFO, logger="perfbot.app"):
