@@ -1,5 +1,5 @@
 # The newcomer's entry points; each one installs what it needs first.
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test lint bench mutants
 
 setup:
 	scripts/bootstrap
@@ -23,3 +23,11 @@ bench: setup
 	.venv/bin/python bench/ingest.py
 	.venv/bin/python bench/service.py
 	.venv/bin/python bench/replicas.py
+	.venv/bin/python bench/recovery.py
+	.venv/bin/python bench/sweep.py
+	.venv/bin/python bench/held_bodies.py
+	.venv/bin/python bench/zip_names.py
+
+# Switches each safeguard off in turn (in a copy of the checkout) and checks the suite fails.
+mutants: setup
+	.venv/bin/python scripts/mutants.py
