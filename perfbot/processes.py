@@ -90,6 +90,18 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._cancel_head_timer()
         super().on_headers_complete()
 
+    def on_response_complete(self) -> None:
+        # Answered before its body ended (a 404, 405, /healthz with a body): uvicorn would
+        # keep the connection and drop the rest of the body as it comes, and each byte
+        # re-arms nothing, so a byte every few seconds held a LIMIT_CONCURRENCY place for
+        # ever. The rest of that body is not worth reading: close.
+        cycle = self.cycle
+        if cycle is not None and cycle.response_complete and cycle.more_body:
+            cycle.keep_alive = False
+            if not self.transport.is_closing():
+                self.transport.close()
+        super().on_response_complete()
+
     def _arm_head_timer(self) -> None:
         self._head_timer = self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_timed_out)
 

@@ -25,10 +25,12 @@ async def hello(scope: MutableMapping[str, Any], receive: Any, send: Any) -> Non
 
 
 @pytest.fixture
-def port(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
-    """uvicorn serving ``hello`` on 127.0.0.1 with perfbot's config, in a thread."""
+def port(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[int]:
+    """uvicorn serving ``hello`` on 127.0.0.1 with perfbot's config, in a thread
+    (``@pytest.mark.parametrize("port", [options], indirect=True)`` overrides options)."""
     monkeypatch.setattr(processes, "HEAD_TIMEOUT_SECONDS", 0.3)
-    server = uvicorn.Server(server_config(hello, "127.0.0.1", 0, lifespan="off"))
+    extra: dict[str, Any] = getattr(request, "param", {})
+    server = uvicorn.Server(server_config(hello, "127.0.0.1", 0, lifespan="off", **extra))
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen(16)
@@ -96,3 +98,34 @@ def test_a_kept_alive_connection_serves_several_requests(port: int) -> None:
                 assert chunk, "closed while kept alive"
                 answer += chunk
             assert answer.startswith(b"HTTP/1.1 200 ")
+
+
+# A keep-alive far past read_until_closed's bound: only the early close can pass.
+@pytest.mark.parametrize("port", [{"timeout_keep_alive": 600}], indirect=True)
+def test_an_answer_before_the_body_ended_closes_the_connection(port: int) -> None:
+    # hello answers without reading the body; uvicorn dropped the rest as it came and
+    # kept the connection, so a byte now and then held a connection place for ever.
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: perfbot\r\nContent-Length: 100000\r\n\r\na")
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ")
+
+
+def test_a_pipelined_request_with_its_body_on_the_way_is_still_served(port: int) -> None:
+    # The close above is for the answered request's own body, not the next request's.
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: perfbot\r\n\r\n"
+            b"POST /webhook HTTP/1.1\r\nHost: perfbot\r\nContent-Length: 4\r\n\r\nab"
+        )
+        answer = b""
+        while answer.count(b"ok") < 1:
+            chunk = sock.recv(4096)
+            assert chunk, "closed before the first answer"
+            answer += chunk
+        sock.sendall(b"cd")
+        while answer.count(b"ok") < 2:
+            chunk = sock.recv(4096)
+            assert chunk, "closed before the pipelined request was answered"
+            answer += chunk
+    assert answer.count(b"HTTP/1.1 200 ") == 2
