@@ -21,7 +21,7 @@ from perfbot.handlers.context import JobContext
 from perfbot.handlers.workflow_run import BadPayload, on_workflow_run
 from perfbot.keepalive import Lost, kept
 from perfbot.metrics import Metrics
-from perfbot.retry import retry_delay
+from perfbot.retry import MAX_ATTEMPTS, retry_delay
 from perfbot.settings import DEFAULT_LEASE_SECONDS
 from perfbot.store.base import Job, Store
 
@@ -193,6 +193,19 @@ class Worker:
         self, job: Job, owner: str, job_log: logging.LoggerAdapter[logging.Logger]
     ) -> str:
         handler = HANDLERS.get(job.event)
+        if job.attempts > MAX_ATTEMPTS:
+            # Every failure that is caught gives up at MAX_ATTEMPTS (retry_delay), so the
+            # runs before this claim ended with no outcome at all: their process died (a
+            # job that kills it, say) or lost the lease. A dead process's claims are
+            # taken over within seconds, so without this such a job would kill every
+            # restart, for ever.
+            return await self._give_up(
+                job,
+                owner,
+                f"claimed {job.attempts} times, and the runs before ended without an "
+                "outcome (their process died or lost the job)",
+                job_log,
+            )
         try:
             if handler is None:
                 raise BadPayload(f"no handler for event {job.event!r}")

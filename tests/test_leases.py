@@ -18,6 +18,7 @@ from perfbot.github import GitHubApp
 from perfbot.handlers import context
 from perfbot.handlers.context import Busy, JobContext
 from perfbot.metrics import Metrics
+from perfbot.retry import MAX_ATTEMPTS
 from perfbot.store.base import JobStatus, NewJob
 from perfbot.store.sqlite import SQLiteStore
 from perfbot.worker import HANDLERS, Worker
@@ -159,6 +160,40 @@ async def test_a_run_that_lost_its_lease_stops_and_the_new_claim_finishes(
     text = metrics.exposition().decode()
     assert 'perfbot_jobs_total{event="test",outcome="done"} 1.0' in text
     assert 'perfbot_jobs_total{event="test",outcome="abandoned"} 1.0' in text
+
+
+async def test_a_job_whose_runs_keep_ending_without_an_outcome_is_given_up(
+    store: FlakyStore, test_handler: Runs
+) -> None:
+    """A job that kills its process is taken over at once by the next one (presence):
+    after MAX_ATTEMPTS claims that left no outcome it is given up, not run again."""
+    job = NewJob(event="test", payload="{}", serial_key="pr-1", installation_id=1)
+    assert await store.record_delivery("d1", "test", None, job, time.time())
+    for n in range(MAX_ATTEMPTS):
+        # Claimed by a process that then died: its lease is already over.
+        assert await store.claim(f"dead:{n}:", -1.0, time.time()) is not None
+    world = World.create()
+    github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
+    worker = worker_on(store, github, Metrics())
+    worker.start()
+    try:
+
+        async def ended() -> bool:
+            outcome = await store.job_outcome("d1")
+            return outcome is not None and outcome.status is not JobStatus.RUNNING
+
+        await wait_for(ended, 10)
+    finally:
+        test_handler.release.set()
+        await worker.stop()
+        await github.close()
+    outcome = await store.job_outcome("d1")
+    assert outcome is not None
+    assert outcome.status is JobStatus.FAILED
+    assert outcome.attempts == MAX_ATTEMPTS + 1
+    assert outcome.last_error is not None
+    assert "without an outcome" in outcome.last_error
+    assert test_handler.starts() == []  # given up before the handler, not after it
 
 
 async def test_cpu_work_in_a_thread_and_a_slow_call_keep_the_lease(
