@@ -97,6 +97,9 @@ def read_report_zip(
         budget = _Budget(name, limits, len(data))
         accepted: list[tuple[str, zipfile.ZipInfo]] = []
         skipped: list[tuple[str, str]] = []
+        # Members not read that unzip would still create (links, special files, directory
+        # entries, ending in "/"): a read file that shares their path is ambiguous too.
+        unread: list[str] = []
         for info in members:
             # zipfile cuts a name at its first NUL (info.filename); the name as stored is
             # kept in orig_filename. Such a name is refused whole: read as the part before
@@ -111,13 +114,18 @@ def read_report_zip(
                 held = len(_read_member(archive, info, budget))
                 if held:
                     skipped.append((_display(path), f"directory entry holding {held} bytes"))
+                if path.rstrip("/") and _path_problem(path.rstrip("/")) is None:
+                    unread.append(path.rstrip("/") + "/")
                 continue
-            problem = _type_problem(info) or _path_problem(path)
+            path_problem = _path_problem(path)
+            problem = _type_problem(info) or path_problem
             if problem is not None:
                 skipped.append((_display(path), problem))
+                if path_problem is None:
+                    unread.append(path)
                 continue
             accepted.append((path, info))
-        withheld, collisions = _collisions([path for path, _ in accepted])
+        withheld, collisions = _collisions([path for path, _ in accepted] + unread)
         files = [
             ReportFile(path, _read_member(archive, info, budget))
             for index, (path, info) in enumerate(accepted)
@@ -244,7 +252,7 @@ def _collisions(paths: list[str]) -> tuple[set[int], list[tuple[str, ...]]]:
 
     Every prefix of every path is compared, so ``Head/a`` against ``head/b`` collides at
     ``head``: on a case-insensitive disk they are one directory. A member is counted in
-    its shallowest collision only.
+    its shallowest collision only. A path ending in ``/`` is a directory entry.
     """
     exact, folded = _Prefixes(), _Prefixes()
     chains: list[tuple[list[int], list[int]]] = []
@@ -252,13 +260,18 @@ def _collisions(paths: list[str]) -> tuple[set[int], list[tuple[str, ...]]]:
     as_file: dict[int, int] = defaultdict(int)
     as_directory: set[int] = set()
     for path in paths:
-        parts = path.split("/")
+        parts = path.rstrip("/").split("/")
         chain = (exact.of(parts), folded.of([_fold(part) for part in parts]))
         chains.append(chain)
-        for spelling, key in zip(*chain, strict=True):
-            spellings[key].add(spelling)
-        as_directory.update(chain[1][:-1])
-        as_file[chain[1][-1]] += 1
+        if path.endswith("/"):
+            # A directory entry holds no data: it conflicts only with a file of its name
+            # (unzip cannot make both), not with another spelling of the directory.
+            as_directory.update(chain[1])
+        else:
+            for spelling, key in zip(*chain, strict=True):
+                spellings[key].add(spelling)
+            as_directory.update(chain[1][:-1])
+            as_file[chain[1][-1]] += 1
 
     def collides(key: int) -> bool:
         files = as_file.get(key, 0)
@@ -271,8 +284,8 @@ def _collisions(paths: list[str]) -> tuple[set[int], list[tuple[str, ...]]]:
         if depth is None:
             continue
         withheld.add(index)
-        parts = path.split("/")
-        is_directory = depth < len(parts) - 1
+        parts = path.rstrip("/").split("/")
+        is_directory = depth < len(parts) - 1 or path.endswith("/")
         shown = _display("/".join(parts[: depth + 1])) + ("/" if is_directory else "")
         names = groups.setdefault(keys[depth], [])
         # A directory is named once; a file once per member that has its name.

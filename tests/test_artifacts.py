@@ -242,6 +242,58 @@ def test_names_alike_up_to_case_or_form_collide_and_none_is_read(
     assert all(file.path not in names for file in contents.files)
 
 
+def with_mode(name: str, mode: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = mode << 16
+    return info
+
+
+LINK = stat.S_IFLNK | 0o777
+DIRECTORY = stat.S_IFDIR | 0o755
+
+
+@pytest.mark.parametrize(
+    ("members", "collision"),
+    [
+        ([("head/x.log/", b""), ("head/x.log", b"data")], ("head/x.log", "head/x.log/")),
+        (
+            [(with_mode("head/x.log", DIRECTORY), b""), ("head/x.log", b"data")],
+            ("head/x.log", "head/x.log/"),
+        ),
+        (
+            [(with_mode("head/x.log", LINK), b"/etc/passwd"), ("head/x.log", b"data")],
+            ("head/x.log", "head/x.log"),
+        ),
+        (
+            [("head/x.log", b"data"), (with_mode("head/X.log", LINK), b"../../secret")],
+            ("head/x.log", "head/X.log"),
+        ),
+    ],
+    ids=["directory-entry", "directory-mode", "link-first", "link-after-case"],
+)
+def test_a_file_sharing_its_path_with_a_member_not_read_is_a_collision(
+    members: list[Member], collision: tuple[str, ...]
+) -> None:
+    # unzip makes the directory or the link as well, and keeps one of the two (or fails):
+    # the file's numbers must not be shown as if it were the only member of that path.
+    contents = read_report_zip(make_zip([*members, ("base/keep.log", b"data")]))
+    assert contents.collisions == [collision]
+    assert [file.path for file in contents.files] == ["base/keep.log"]
+
+
+def test_directory_entries_of_the_files_own_directories_are_no_collision() -> None:
+    members: list[Member] = [
+        ("head/", b""),
+        ("head/p/", b""),
+        ("head/p/", b""),
+        ("Head/", b""),  # no file under it: no second spelling of a file's directory
+        ("head/p/x.log", b"data"),
+    ]
+    contents = read_report_zip(make_zip(members))
+    assert contents.collisions == []
+    assert [file.path for file in contents.files] == ["head/p/x.log"]
+
+
 def raw_zip(members: Sequence[tuple[bytes, bytes]]) -> bytes:
     """A stored zip written byte by byte, so that a name can hold what zipfile would not write."""
     body = directory = b""
