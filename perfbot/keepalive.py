@@ -32,17 +32,27 @@ async def kept(
     holder = asyncio.current_task()
     lost = asyncio.Event()
 
+    loop = asyncio.get_running_loop()
+
     async def keep() -> None:
         refreshed = clock()
+        # The same moment on the loop's clock: it bounds a refresh that hangs (a database
+        # failing over, a lock wait), which must not outlast the grace. Past it another
+        # holder may have taken ``what`` while this block still ran.
+        good_at = loop.time()
         while True:
             await asyncio.sleep(every)
             try:
-                held = await refresh()
+                held = await asyncio.wait_for(refresh(), max(good_at + grace - loop.time(), 0.0))
+            except TimeoutError:
+                held = False
+                log.warning("refreshing %s took longer than its grace", what)
             except Exception as exc:
                 held = clock() - refreshed < grace
                 log.warning("refreshing %s failed (%s)", what, type(exc).__name__)
             else:
-                refreshed = clock() if held else refreshed
+                if held:
+                    refreshed, good_at = clock(), loop.time()
             if not held:
                 log.warning("%s was lost while held: stopping", what)
                 lost.set()

@@ -34,12 +34,16 @@ class FlakyStore(SQLiteStore):
         super().__init__(path)
         self.failing = False
         self.failing_owner: str | None = None
+        self.hanging_owner: str | None = None  # its extensions wait until the test ends
+        self.unhang = asyncio.Event()
         self.extended = 0  # successful lease extensions
         self.refresh_failures = 0  # failed lock refreshes
 
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
         if self.failing or owner == self.failing_owner:
             raise OSError("database unreachable")
+        if owner == self.hanging_owner:
+            await self.unhang.wait()
         held = await super().extend_lease(job_id, owner, lease_seconds, now)
         self.extended += held
         return held
@@ -160,6 +164,39 @@ async def test_a_run_that_lost_its_lease_stops_and_the_new_claim_finishes(
     text = metrics.exposition().decode()
     assert 'perfbot_jobs_total{event="test",outcome="done"} 1.0' in text
     assert 'perfbot_jobs_total{event="test",outcome="abandoned"} 1.0' in text
+
+
+async def test_a_run_whose_lease_extension_hangs_stops_before_another_claim(
+    store: FlakyStore, test_handler: Runs
+) -> None:
+    """A database that stops answering (a failover) must not keep a run going past its
+    lease: the run stops within the grace, and the next claim runs alone."""
+    world = World.create()
+    github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
+    worker = worker_on(store, github, Metrics())
+    job = NewJob(event="test", payload="{}", serial_key="pr-1", installation_id=1)
+    assert await store.record_delivery("d1", "test", None, job, time.time())
+    worker.start()
+    try:
+        await wait_for(holds(lambda: bool(test_handler.starts())), 5)
+        stale = store.hanging_owner = test_handler.starts()[0]
+        await wait_for(holds(lambda: len(test_handler.starts()) == 2), 10)
+        # When the job was claimed again, the hung run had already stopped.
+        second = test_handler.log.index(f"start {test_handler.starts()[1]}")
+        assert f"cancelled {stale}" in test_handler.log[:second]
+        test_handler.release.set()
+
+        async def done() -> bool:
+            status = await store.job_status("d1")
+            return status is not None and status[0] is JobStatus.DONE
+
+        await wait_for(done, 10)
+    finally:
+        test_handler.release.set()
+        store.unhang.set()
+        await worker.stop()
+        await github.close()
+    assert f"finished {stale}" not in test_handler.log
 
 
 async def test_a_job_whose_runs_keep_ending_without_an_outcome_is_given_up(
