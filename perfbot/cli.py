@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -189,9 +190,10 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     comparison = compare(base, head, Policy(threshold=args.threshold, tolerance=args.tolerance))
     markdown = render(comparison, RenderContext())
     if args.json:
-        args.json.write_text(json.dumps(comparison_document(comparison), indent=2) + "\n")
+        document = json.dumps(comparison_document(comparison), indent=2) + "\n"
+        _write_output(args.json, document, "--json")
     if args.markdown:
-        args.markdown.write_text(markdown, encoding="utf-8")
+        _write_output(args.markdown, markdown, "--markdown")
     if not args.json and not args.markdown:
         out.write(markdown)
     if comparison.regressed_beyond_tolerance and not args.exit_zero:
@@ -216,6 +218,25 @@ def _sides(paths: list[str]) -> tuple[Path, Path]:
                 raise UsageError(f"{path} does not exist")
         return base, head
     raise UsageError("give BASE and HEAD, or one DIR holding base/ and head/")
+
+
+# O_NOFOLLOW: an output file may sit in an untrusted checkout, where `report.md` can be a
+# committed link to ~/.bashrc or ~/.ssh/authorized_keys: perfbot must not write through it.
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _write_output(path: Path, text: str, role: str) -> None:
+    """Write ``text`` to ``path``, never through a symbolic link in its place."""
+    try:
+        descriptor = os.open(path, _WRITE_FLAGS, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(
+                f"{role} {path} is a symbolic link; it is not written through"
+            ) from None
+        raise UsageError(f"{role} {path} cannot be written ({exc.strerror or exc})") from None
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _confine(args: argparse.Namespace, base: Path, head: Path) -> None:

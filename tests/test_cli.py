@@ -267,6 +267,25 @@ def test_base_dir_confines_every_read_and_write(
     assert not (tmp_path / "outside" / "report.json").exists()
 
 
+@pytest.mark.parametrize("option", ["--markdown", "--json"])
+def test_an_output_file_that_is_a_link_is_not_written_through(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    # A link committed in the checkout (report.md -> ~/.bashrc) would have been truncated
+    # and overwritten with the comparison, with or without --base-dir.
+    work = untrusted_checkout(tmp_path)
+    victim = tmp_path / "outside" / "victim"
+    victim.write_text("keep me")
+    (work / "report.out").symlink_to(victim)
+    assert main(["compare", str(work), option, str(work / "report.out")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert (
+        line
+        == f"perfbot: {option} {work / 'report.out'} is a symbolic link; it is not written through"
+    )
+    assert victim.read_text() == "keep me"
+
+
 def test_base_dir_allows_what_is_inside(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
