@@ -37,11 +37,12 @@ MAX_HEAD_BYTES = 16 * 1024
 # (or the previous answer): uvicorn itself waits for ever, so a connection that sends
 # nothing, or a byte now and then, would hold one of the LIMIT_CONCURRENCY places.
 HEAD_TIMEOUT_SECONDS = 10.0
-# Connections (and requests) one process serves at once; past it, uvicorn answers 503.
-# GitHub's deliveries take about a millisecond each, so a few connections carry
-# thousands a second; each connection may hold up to ~320 KB of socket and parser
-# buffers before ingest reads it (uvicorn pauses reading past 64 KB), so 256 of them
-# bound that to ~80 MB whatever the senders do.
+# Requests one process serves at once; past it, uvicorn answers 503. GitHub's deliveries
+# take about a millisecond each, so a few carry thousands a second; each request may
+# hold up to ~320 KB of socket and parser buffers before ingest reads it (uvicorn pauses
+# reading past 64 KB), so 256 of them bound that to ~80 MB whatever the senders do.
+# Connections without a request are not counted (BoundedHttpTools): uvicorn accepts
+# every connection anyway, and counting idle ones let 256 of them refuse every delivery.
 LIMIT_CONCURRENCY = 256
 # uvicorn's default: a proxy or client that reuses its connection sends the next request
 # within seconds; an idle one gives its place back after 5 s.
@@ -88,7 +89,17 @@ class BoundedHttpTools(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._cancel_head_timer()
-        super().on_headers_complete()
+        # uvicorn counts open connections against limit_concurrency, not only requests in
+        # flight: 256 connections that sent nothing (each opened again once the head
+        # timeout closed it) had every delivery answered 503. Here only requests count;
+        # a connection without one holds no more than its head, and that for 10 s.
+        limit = self.limit_concurrency
+        if limit is not None and len(self.tasks) < limit:
+            self.limit_concurrency = None
+        try:
+            super().on_headers_complete()
+        finally:
+            self.limit_concurrency = limit
 
     def on_response_complete(self) -> None:
         # Answered before its body ended (a 404, 405, /healthz with a body): uvicorn would

@@ -29,8 +29,9 @@ def port(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Ite
     """uvicorn serving ``hello`` on 127.0.0.1 with perfbot's config, in a thread
     (``@pytest.mark.parametrize("port", [options], indirect=True)`` overrides options)."""
     monkeypatch.setattr(processes, "HEAD_TIMEOUT_SECONDS", 0.3)
-    extra: dict[str, Any] = getattr(request, "param", {})
-    server = uvicorn.Server(server_config(hello, "127.0.0.1", 0, lifespan="off", **extra))
+    extra: dict[str, Any] = dict(getattr(request, "param", {}))
+    app = extra.pop("app", hello)
+    server = uvicorn.Server(server_config(app, "127.0.0.1", 0, lifespan="off", **extra))
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen(16)
@@ -129,3 +130,58 @@ def test_a_pipelined_request_with_its_body_on_the_way_is_still_served(port: int)
             assert chunk, "closed before the pipelined request was answered"
             answer += chunk
     assert answer.count(b"HTTP/1.1 200 ") == 2
+
+
+async def reads_its_body(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+    """Answers once its request's body has come: a request without one stays in flight."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    await hello(scope, receive, send)
+
+
+def healthz(port: int) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: perfbot\r\nConnection: close\r\n\r\n")
+        return read_until_closed(sock)
+
+
+LIMIT = 4
+
+
+@pytest.mark.parametrize(
+    "port", [{"limit_concurrency": LIMIT, "app": reads_its_body}], indirect=True
+)
+def test_connections_without_a_request_do_not_count_against_the_limit(port: int) -> None:
+    # uvicorn counted them: LIMIT connections that send nothing refused every delivery.
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(2 * LIMIT)]
+    try:
+        assert healthz(port).startswith(b"HTTP/1.1 200 ")
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+@pytest.mark.parametrize(
+    "port", [{"limit_concurrency": LIMIT, "app": reads_its_body}], indirect=True
+)
+def test_requests_in_flight_past_the_limit_are_answered_503(port: int) -> None:
+    head = b"POST /webhook HTTP/1.1\r\nHost: perfbot\r\nContent-Length: 2\r\n\r\n"
+    held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(LIMIT)]
+    try:
+        for sock in held:
+            sock.sendall(head)  # the app waits for a body that does not come
+        # Each held request is in flight once its head is parsed: wait for the refusal.
+        answer = b""
+        for _ in range(100):
+            answer = healthz(port)
+            if not answer.startswith(b"HTTP/1.1 200 "):
+                break
+        assert answer.startswith(b"HTTP/1.1 503 ")
+        for sock in held:
+            sock.sendall(b"ok")  # their bodies: each is answered
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+    finally:
+        for sock in held:
+            sock.close()
