@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -136,7 +138,7 @@ def run(mutant: Mutant, python: str) -> tuple[bool, str, float]:
         (Path(scratch) / "shared").symlink_to(ROOT.parent / "shared")
         # The lint tests run tools from the virtual environment by its relative path.
         (tree / ".venv").symlink_to(ROOT / ".venv")
-        if mutant is not CONTROL:
+        if mutant.name != CONTROL.name:
             apply(mutant, tree)
         env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
         started = time.monotonic()
@@ -166,8 +168,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="mutants to run (default: all)")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument(
+        "--pytest",
+        metavar="ARGS",
+        default="",
+        help="pytest arguments instead of the whole suite, e.g. --pytest \"-m 'not slow'\"",
+    )
     args = parser.parse_args()
     chosen = [m for m in MUTANTS if not args.names or m.name in args.names]
+    if args.pytest:
+        chosen = [dataclasses.replace(m, tests=tuple(shlex.split(args.pytest))) for m in chosen]
     unknown = set(args.names) - {m.name for m in MUTANTS}
     if unknown:
         parser.error(f"unknown mutant(s): {', '.join(sorted(unknown))}")
@@ -175,7 +185,8 @@ def main() -> int:
         for mutant in MUTANTS:
             print(f"{mutant.name:18} {mutant.what} ({mutant.path} {mutant.function})")
         return 0
-    passed, detail, seconds = run(CONTROL, sys.executable)
+    control = dataclasses.replace(CONTROL, tests=chosen[0].tests if chosen else CONTROL.tests)
+    passed, detail, seconds = run(control, sys.executable)
     print(f"{'control':18} {'passed' if not passed else 'FAILED':9} {seconds:6.1f} s  {detail}")
     if passed:
         print("the unmutated copy fails its tests: no mutant can be judged", file=sys.stderr)
