@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,21 @@ from perfbot.github import (
 )
 from tests.fakegithub import rsa_keypair
 from tests.harness import INSTALLATION, World
+
+
+async def settle() -> None:
+    """Let every task that can run, run until it waits: scheduling steps, not a timer."""
+    for _ in range(50):
+        await asyncio.sleep(0)
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    """Yield to the loop until ``condition`` holds; bounded in steps, not in wall time."""
+    for _ in range(10_000):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"never happened: {what}")
 
 
 class Calls:
@@ -43,7 +59,7 @@ class Calls:
 async def test_the_first_call_goes_alone_then_all_go_together() -> None:
     gate, calls = TokenGate(), Calls()
     first = [asyncio.create_task(gate.call(calls.call)) for _ in range(10)]
-    await asyncio.sleep(0.01)
+    await settle()
     assert calls.running == 1  # the others wait for the first one's token
     calls.release.set()
     assert await asyncio.gather(*first) == ["answer"] * 10
@@ -51,7 +67,7 @@ async def test_the_first_call_goes_alone_then_all_go_together() -> None:
 
     calls.release.clear()
     later = [asyncio.create_task(gate.call(calls.call)) for _ in range(10)]
-    await asyncio.sleep(0.01)
+    await settle()
     assert calls.running == 10  # open now: nobody waits
     calls.release.set()
     await asyncio.gather(*later)
@@ -70,14 +86,14 @@ async def test_after_a_failed_first_call_the_others_go_together(error: GitHubErr
     # Not one by one: behind a GitHub that does not answer, each would wait its timeout.
     gate, first_call, others = TokenGate(), Calls(), Calls()
     first = asyncio.create_task(gate.call(lambda: first_call.call(error)))
-    await asyncio.sleep(0.01)
+    await settle()
     waiting = [asyncio.create_task(gate.call(others.call)) for _ in range(3)]
-    await asyncio.sleep(0.01)
+    await settle()
     assert others.running == 0  # waiting for the first call
     first_call.release.set()
     with pytest.raises(type(error)):
         await first
-    await asyncio.sleep(0.01)
+    await settle()
     assert others.running == 3
     others.release.set()
     await asyncio.gather(*waiting)
@@ -91,7 +107,7 @@ async def test_the_gate_closes_again_when_the_token_may_have_expired() -> None:
     now[0] = 101
     calls.release.clear()
     waiting = [asyncio.create_task(gate.call(calls.call)) for _ in range(3)]
-    await asyncio.sleep(0.01)
+    await settle()
     assert calls.running == 1
     calls.release.set()
     await asyncio.gather(*waiting)
@@ -135,9 +151,12 @@ async def test_a_shared_read_outlives_the_job_that_started_it(tmp_path: Path) ->
         # The read's first answer is a 502: it asks again 0.2 s later, after the cancel.
         world.fake.fail_next(1, 502, path_contains="/contents/")
         first = asyncio.create_task(job())
-        await asyncio.sleep(0.05)
+        # The first read got its 502 and waits to ask again: the others join it.
+        await until(
+            lambda: any("/contents/" in r.path for r in world.fake.requests), "the first read"
+        )
         others = [asyncio.create_task(job()) for _ in range(3)]
-        await asyncio.sleep(0.05)
+        await settle()
         first.cancel()
         assert await asyncio.gather(*others) == [9, 9, 9]
     finally:
