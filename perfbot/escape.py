@@ -72,7 +72,10 @@ _DEFAULT_IGNORABLE_RANGES = (
     (0x1D173, 0x1D17A),
     (0xE0000, 0xE0FFF),
 )
-DEFAULT_IGNORABLE = frozenset(
+# Blank glyphs that are not default-ignorable but draw nothing all the same (the braille
+# pattern blank is a symbol, So): they make a name look like another or like nothing.
+_BLANK_GLYPHS = frozenset({"\u2800"})
+DEFAULT_IGNORABLE = _BLANK_GLYPHS | frozenset(
     chr(code) for first, last in _DEFAULT_IGNORABLE_RANGES for code in range(first, last + 1)
 )
 # Marks kept on one base character: enough for any real script's name (Vietnamese uses

@@ -341,6 +341,7 @@ def test_a_directory_entry_holding_data_is_said() -> None:
         ("head/qemu\ufe0f/zperf.log", "U+FE0F"),
         ("head/qemu\U000e0100/zperf.log", "U+E0100"),
         ("head/q" + "\u0301" * 4 + "/zperf.log", "combining marks"),
+        ("head/qemu\u2800/zperf.log", "U+2800"),
     ],
     ids=[
         "hangul-filler",
@@ -350,6 +351,7 @@ def test_a_directory_entry_holding_data_is_said() -> None:
         "variation-selector",
         "variation-selector-supplement",
         "combining-stack",
+        "braille-blank",
     ],
 )
 def test_look_alike_names_are_refused(name: str, reason: str) -> None:

@@ -122,6 +122,7 @@ def assert_not_live(escaped: str) -> None:
         "\u034f",
         "\u17b4",
         "\u180b",
+        "\u2800",
         "\ufe0f",
         "\u2065",
         "\ufff0",
