@@ -102,6 +102,23 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )
         """,
     ),
+    # 7: the suspension state of installations with GitHub's time of the event that set
+    # it, unsuspended ones included: an older event arriving late (a redelivery) is
+    # ignored. Rows of version 3 were suspensions recorded at arrival, their best time.
+    (
+        """
+        CREATE TABLE installation_states (
+            id INTEGER PRIMARY KEY,
+            suspended INTEGER NOT NULL CHECK (suspended IN (0, 1)),
+            deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+            event_at REAL NOT NULL,
+            recorded_at REAL NOT NULL
+        )
+        """,
+        "INSERT INTO installation_states (id, suspended, deleted, event_at, recorded_at)"
+        " SELECT id, 1, 0, since, since FROM suspended_installations",
+        "DROP TABLE suspended_installations",
+    ),
 )
 
 

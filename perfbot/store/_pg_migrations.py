@@ -115,6 +115,23 @@ PG_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )
         """,
     ),
+    # 7: the suspension state of installations with GitHub's time of the event that set
+    # it, unsuspended ones included: an older event arriving late (a redelivery) is
+    # ignored. Rows of version 3 were suspensions recorded at arrival, their best time.
+    (
+        """
+        CREATE TABLE installation_states (
+            id BIGINT PRIMARY KEY,
+            suspended BOOLEAN NOT NULL,
+            deleted BOOLEAN NOT NULL,
+            event_at DOUBLE PRECISION NOT NULL,
+            recorded_at DOUBLE PRECISION NOT NULL
+        )
+        """,
+        "INSERT INTO installation_states (id, suspended, deleted, event_at, recorded_at)"
+        " SELECT id, TRUE, FALSE, since, since FROM suspended_installations",
+        "DROP TABLE suspended_installations",
+    ),
 )
 
 # The session-level key space of pg_advisory_xact_lock(bigint): perfbot's migration lock.

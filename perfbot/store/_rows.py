@@ -37,6 +37,23 @@ def upsert_pull(placeholder: str) -> str:
     )
 
 
+def set_suspended(placeholder: str) -> str:
+    """The statement that records an installation's suspension state unless the state
+    recorded is final or set by a newer event (see ``Store.set_suspended``); at equal
+    times only the active state is recorded. Parameters: id, suspended, deleted, the
+    event's time, now."""
+    return (
+        "INSERT INTO installation_states (id, suspended, deleted, event_at, recorded_at)"
+        f" VALUES ({', '.join([placeholder] * 5)})"
+        " ON CONFLICT (id) DO UPDATE SET suspended = excluded.suspended,"
+        " deleted = excluded.deleted, event_at = excluded.event_at,"
+        " recorded_at = excluded.recorded_at"
+        " WHERE NOT installation_states.deleted AND (excluded.deleted"
+        " OR excluded.event_at > installation_states.event_at"
+        " OR (excluded.event_at = installation_states.event_at AND NOT excluded.suspended))"
+    )
+
+
 def pull_row(state: PullState) -> tuple[Any, ...]:
     return tuple(getattr(state, name) for name in PULL_COLUMNS)
 

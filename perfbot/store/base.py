@@ -196,7 +196,25 @@ class Store(Protocol):
 
     # Installations -------------------------------------------------------------------
 
-    async def set_suspended(self, installation_id: int, suspended: bool, now: float) -> None:
-        """Record that the owner suspended (or unsuspended) the installation."""
+    async def set_suspended(
+        self,
+        installation_id: int,
+        suspended: bool,
+        now: float,
+        event_time: float | None = None,
+        *,
+        final: bool = False,
+    ) -> bool:
+        """Record that the owner suspended (or unsuspended) the installation at
+        ``event_time`` (GitHub's time of the event; ``now`` stands in when it is None);
+        whether the installation is suspended afterwards.
+
+        Ordered by event time, not by arrival: an event older than the one recorded
+        changes nothing (a redelivered ``suspend`` after its ``unsuspend``). At equal
+        times the installation is left active (GitHub's times are whole seconds; a wrong
+        "active" costs a refused call, a wrong "suspended" silence until the next event).
+        ``final`` (the installation was deleted: GitHub never reuses its id) records it
+        suspended for good, whatever comes later.
+        """
 
     async def is_suspended(self, installation_id: int) -> bool: ...

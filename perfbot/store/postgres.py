@@ -25,6 +25,7 @@ from perfbot.store._rows import (
     pull_from_row,
     pull_row,
     select_pull,
+    set_suspended,
     upsert_pull,
 )
 from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, SweepRecord
@@ -108,6 +109,7 @@ _RECORD_WITH_JOB: Final = """
 
 _SELECT_PULL: Final = select_pull("%s")
 _SAVE_PULL: Final = upsert_pull("%s")
+_SET_SUSPENDED: Final = set_suspended("%s")
 
 
 class DatabaseUnavailable(PerfbotError, RuntimeError):
@@ -463,21 +465,34 @@ class PostgresStore:
 
     # Installations -----------------------------------------------------------------------------
 
-    async def set_suspended(self, installation_id: int, suspended: bool, now: float) -> None:
-        if suspended:
-            await self._execute(
-                "INSERT INTO suspended_installations (id, since) VALUES (%s, %s)"
-                " ON CONFLICT (id) DO NOTHING",
-                (installation_id, now),
-            )
-        else:
-            await self._execute(
-                "DELETE FROM suspended_installations WHERE id = %s", (installation_id,)
-            )
+    async def set_suspended(
+        self,
+        installation_id: int,
+        suspended: bool,
+        now: float,
+        event_time: float | None = None,
+        *,
+        final: bool = False,
+    ) -> bool:
+        at = now if event_time is None else event_time
+        params = (installation_id, suspended or final, final, at, now)
+
+        async def work(conn: AsyncConnection[TupleRow]) -> bool:
+            async with conn.transaction():
+                await conn.execute(_SET_SUSPENDED, params)
+                # A statement of its own, so that (READ COMMITTED) it sees the state a
+                # racing event committed when this one's upsert left the row alone.
+                cur = await conn.execute(
+                    "SELECT suspended FROM installation_states WHERE id = %s", (installation_id,)
+                )
+                row = await cur.fetchone()
+            return row is not None and bool(row[0])
+
+        return await self._on_connection(work)
 
     async def is_suspended(self, installation_id: int) -> bool:
         row = await self._fetchone(
-            "SELECT 1 FROM suspended_installations WHERE id = %s", (installation_id,)
+            "SELECT 1 FROM installation_states WHERE id = %s AND suspended", (installation_id,)
         )
         return row is not None
 

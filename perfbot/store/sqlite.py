@@ -23,6 +23,7 @@ from perfbot.store._rows import (
     pull_from_row,
     pull_row,
     select_pull,
+    set_suspended,
     upsert_pull,
 )
 from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, SweepRecord
@@ -71,6 +72,7 @@ _CLAIM: Final = f"""
 
 _SELECT_PULL: Final = select_pull("?")
 _UPSERT_PULL: Final = upsert_pull("?")
+_SET_SUSPENDED: Final = set_suspended("?")
 
 
 class SQLiteStore:
@@ -355,20 +357,24 @@ class SQLiteStore:
     async def forget_repositories(self, repo_ids: list[int]) -> None:
         await self._run(_forget_repositories, repo_ids)
 
-    async def set_suspended(self, installation_id: int, suspended: bool, now: float) -> None:
-        if suspended:
-            sql = (
-                "INSERT INTO suspended_installations (id, since) VALUES (?, ?)"
-                " ON CONFLICT (id) DO NOTHING"
-            )
-            await self._run(_write_owned, sql, (installation_id, now))
-        else:
-            sql = "DELETE FROM suspended_installations WHERE id = ?"
-            await self._run(_write_owned, sql, (installation_id,))
+    async def set_suspended(
+        self,
+        installation_id: int,
+        suspended: bool,
+        now: float,
+        event_time: float | None = None,
+        *,
+        final: bool = False,
+    ) -> bool:
+        at = now if event_time is None else event_time
+        params = (installation_id, suspended or final, final, at, now)
+        return await self._run(_set_suspended, params)
 
     async def is_suspended(self, installation_id: int) -> bool:
         return await self._run(
-            _exists, "SELECT 1 FROM suspended_installations WHERE id = ?", (installation_id,)
+            _exists,
+            "SELECT 1 FROM installation_states WHERE id = ? AND suspended = 1",
+            (installation_id,),
         )
 
 
@@ -536,6 +542,15 @@ def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]
         presence.forget(departed)
         freed.append(prefix)
     return freed
+
+
+def _set_suspended(conn: sqlite3.Connection, params: tuple[int, bool, bool, float, float]) -> bool:
+    with _write(conn):
+        conn.execute(_SET_SUSPENDED, params)
+        row = conn.execute(
+            "SELECT suspended FROM installation_states WHERE id = ?", (params[0],)
+        ).fetchone()
+    return bool(row[0])
 
 
 def _queue_depth(conn: sqlite3.Connection) -> int:

@@ -577,6 +577,36 @@ async def test_the_file_is_in_wal_mode_at_the_latest_schema(tmp_path: Path) -> N
     assert versions == list(range(1, len(MIGRATIONS) + 1))
 
 
+async def test_a_suspension_recorded_before_version_7_is_kept(tmp_path: Path) -> None:
+    path = str(tmp_path / "perfbot.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        migrate_to(conn, 6)
+        conn.execute("INSERT INTO suspended_installations (id, since) VALUES (7, ?)", (NOW,))
+        conn.execute("COMMIT")
+    conn.close()
+    store = SQLiteStore(path)
+    await store.setup()
+    try:
+        assert await store.is_suspended(7)
+        assert not await store.is_suspended(8)
+        # It was recorded at its arrival: a later unsuspend (GitHub's time) lifts it.
+        assert not await store.set_suspended(7, False, NOW + 10, NOW + 5)
+    finally:
+        await store.close()
+
+
+def migrate_to(conn: sqlite3.Connection, version: int) -> None:
+    """The schema of an older perfbot: the first ``version`` migrations."""
+    conn.execute(
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    for number, statements in enumerate(MIGRATIONS[:version], start=1):
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (?, 0)", (number,))
+
+
 async def test_a_schema_newer_than_the_code_is_refused(tmp_path: Path) -> None:
     path = str(tmp_path / "perfbot.db")
     store = SQLiteStore(path)
@@ -744,3 +774,63 @@ async def test_suspension_is_recorded_and_lifted(store: Store) -> None:
     assert not await store.is_suspended(8)
     await store.set_suspended(7, False, 3.0)
     assert not await store.is_suspended(7)
+
+
+# GitHub's times of a suspension and its lifting (``updated_at`` of each payload).
+SUSPENDED_AT = 1_619_663_570.0
+UNSUSPENDED_AT = SUSPENDED_AT + 3600.0
+
+
+async def test_a_suspend_arriving_after_its_unsuspend_leaves_the_installation_active(
+    store: Store,
+) -> None:
+    # The suspend's delivery failed; the unsuspend arrived; the sweep redelivers the suspend.
+    assert not await store.set_suspended(7, False, NOW, UNSUSPENDED_AT)
+    assert not await store.set_suspended(7, True, NOW + 300, SUSPENDED_AT)
+    assert not await store.is_suspended(7)
+    # In GitHub's order the same two events do suspend and lift it (the control).
+    assert await store.set_suspended(8, True, NOW, SUSPENDED_AT)
+    assert await store.is_suspended(8)
+    assert not await store.set_suspended(8, False, NOW + 300, UNSUSPENDED_AT)
+    assert not await store.is_suspended(8)
+
+
+async def test_an_unsuspend_arriving_after_a_newer_suspend_leaves_it_suspended(
+    store: Store,
+) -> None:
+    # Suspended, lifted (delivery lost), suspended again; then the lifting is redelivered.
+    assert await store.set_suspended(7, True, NOW, SUSPENDED_AT)
+    assert await store.set_suspended(7, True, NOW + 1, UNSUSPENDED_AT + 60)
+    assert await store.set_suspended(7, False, NOW + 2, UNSUSPENDED_AT)
+    assert await store.is_suspended(7)
+
+
+async def test_a_suspend_and_an_unsuspend_of_the_same_second_leave_it_active(
+    store: Store,
+) -> None:
+    assert not await store.set_suspended(7, False, NOW, SUSPENDED_AT)
+    assert not await store.set_suspended(7, True, NOW + 1, SUSPENDED_AT)
+    assert not await store.is_suspended(7)
+    assert await store.set_suspended(8, True, NOW, SUSPENDED_AT)
+    assert not await store.set_suspended(8, False, NOW + 1, SUSPENDED_AT)
+
+
+async def test_a_deleted_installation_stays_suspended_whatever_arrives_later(
+    store: Store,
+) -> None:
+    # A deleted payload's updated_at is the installation's last change, not the deletion:
+    # a deletion is final by itself (GitHub never reuses an installation id).
+    assert await store.set_suspended(7, True, NOW, SUSPENDED_AT - 10, final=True)
+    assert await store.set_suspended(7, False, NOW + 1, UNSUSPENDED_AT)
+    assert await store.is_suspended(7)
+    # Even when the deletion arrives after a newer unsuspend.
+    assert not await store.set_suspended(8, False, NOW, UNSUSPENDED_AT)
+    assert await store.set_suspended(8, False, NOW + 1, SUSPENDED_AT, final=True)
+    assert await store.is_suspended(8)
+
+
+async def test_without_github_s_time_the_later_arrival_wins(store: Store) -> None:
+    assert await store.set_suspended(7, True, NOW)
+    assert not await store.set_suspended(7, False, NOW + 1)
+    assert await store.set_suspended(7, True, NOW + 2)
+    assert await store.is_suspended(7)
