@@ -10,10 +10,14 @@ Anyone can send a body here, and a body is only known to be GitHub's once it has
 read in full and its HMAC checked. So what an unverified sender can hold is bounded
 before that: a malformed signature header is refused before a byte of the body is read;
 a declared size over ``PERFBOT_MAX_BODY_BYTES`` at once, a chunked body when it passes
-it; the body must arrive within ``BODY_DEADLINE_SECONDS``; and the bytes of all bodies
-being read at once stay within a budget (``BodyBudget``), of which small bodies (every
-real delivery) have a share that large ones cannot take. Every refusal closes the
-connection, so nothing the sender still sends is read.
+it; the body must arrive within ``BODY_DEADLINE_SECONDS``; and the bytes held while
+waiting for the rest of a body stay within a budget (``BodyBudget``), charged as they
+arrive, not as declared, so a request that has sent only its head holds none of it.
+The last part of a body is never charged: it is checked at once, with nothing awaited,
+so a delivery that arrives whole (GitHub sends it at once) is never refused for want of
+budget. Bodies of up to ``SMALL_BODY_BYTES`` so far may use a reserve that larger ones
+cannot take, as large as all requests in flight could hold of it. Every refusal closes
+the connection, so nothing the sender still sends is read.
 """
 
 from __future__ import annotations
@@ -67,10 +71,14 @@ _SUSPENDS = {"suspend": True, "deleted": True, "unsuspend": False}
 # GitHub gives up on a delivery after 10 s: a body still arriving after that is not one
 # GitHub waits for.
 BODY_DEADLINE_SECONDS = 10.0
-# Every real delivery is tens of KB: bodies up to this size (declared) have a share of
-# the budget that larger and chunked bodies cannot take.
-SMALL_BODY_BYTES = 256 * 1024
-SMALL_BODY_RESERVE = 8 * 1024 * 1024
+# Every real delivery is tens of KB: while a body has sent no more than this, it may use a
+# share of the budget (the reserve) that larger and chunked bodies past it cannot take.
+SMALL_BODY_BYTES = 64 * 1024
+# One more than perfbot.processes.LIMIT_CONCURRENCY (256) requests, each holding all it
+# may of the reserve: with at most that many in flight, the reserve always has room for
+# one more small body, whatever the others hold (their large parts take only
+# LARGE_BODY_BUDGET). A test checks the two constants agree.
+SMALL_BODY_RESERVE = (256 + 1) * SMALL_BODY_BYTES
 # The budget beside that share: at least two of the largest bodies at once.
 LARGE_BODY_BUDGET = 32 * 1024 * 1024
 # A full budget is a burst that clears within a deadline.
@@ -78,11 +86,11 @@ RETRY_AFTER_SECONDS = 10
 
 
 class BodyBudget:
-    """The bytes of unverified bodies one process holds at once.
+    """The bytes of unverified bodies one process holds while waiting for their rest.
 
-    Small bodies may use all of it; larger ones (and chunked ones, whose size is only
-    known at their end) stop ``reserve`` short, so senders of large bodies cannot starve
-    GitHub's deliveries. Single-threaded (the event loop): no lock.
+    Bodies that have sent at most ``SMALL_BODY_BYTES`` may use all of it; past that they
+    stop ``reserve`` short, so senders of large bodies cannot starve GitHub's
+    deliveries. Single-threaded (the event loop): no lock.
     """
 
     __slots__ = ("_large_limit", "_total", "used")
@@ -244,15 +252,16 @@ class WebhookEndpoint:
         budget = self._budget
         if budget is None:
             budget = self._budget = budget_for(limit)
+        # uvicorn refuses any other value; "²".isdigit() is true, so ASCII first. Nothing
+        # of the budget yet: a body costs what it has sent, not what it declares.
+        if (
+            declared is not None
+            and declared.isascii()
+            and declared.isdigit()
+            and int(declared) > limit
+        ):
+            raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
         held = 0
-        # uvicorn refuses any other value; "²".isdigit() is true, so ASCII first.
-        if declared is not None and declared.isascii() and declared.isdigit():
-            size = int(declared)
-            if size > limit:
-                raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
-            if not budget.take(size, size <= SMALL_BODY_BYTES):
-                raise Busy("too many webhook bodies are being received: retry shortly")
-            held = size
         task = asyncio.current_task()
         assert task is not None  # an ASGI app runs in a task
         loop = asyncio.get_running_loop()
@@ -268,20 +277,18 @@ class WebhookEndpoint:
                     return None
                 chunk: bytes = message.get("body", b"")
                 size += len(chunk)
-                if not held or size > held:
-                    # No declared size (chunked), or more than it: counted as it comes.
-                    if size > limit:
-                        raise PayloadTooLarge(
-                            f"the body is larger than this server's {limit} bytes"
-                        )
-                    if not budget.take(size - held, False):
-                        raise Busy("too many webhook bodies are being received: retry shortly")
-                    held = size
+                if size > limit:  # a chunked body, or a declared one still arriving
+                    raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
                 if not message.get("more_body", False):
+                    # The end: checked before anything else is awaited, so not charged.
                     if not chunks:
                         return chunk
                     chunks.append(chunk)
                     return b"".join(chunks)
+                # Held while the rest comes: charged as it came.
+                if not budget.take(len(chunk), size <= SMALL_BODY_BYTES):
+                    raise Busy("too many webhook bodies are being received: retry shortly")
+                held += len(chunk)
                 chunks.append(chunk)
         except asyncio.CancelledError:
             # Ours alone: a cancellation from elsewhere too (shutdown) goes on as one.
