@@ -421,6 +421,22 @@ async def test_a_deleted_installation_counts_as_suspended(bench: Bench) -> None:
     assert await bench.store.is_suspended(INSTALLATION)
 
 
+async def test_a_suspend_handled_after_its_unsuspend_is_ignored(bench: Bench) -> None:
+    def payload(action: str, at: str) -> dict[str, Any]:
+        times = {"updated_at": at, "suspended_at": at if action == "suspend" else None}
+        return {"action": action, "installation": {"id": INSTALLATION, **times}}
+
+    lifted = await bench.run(on_installation, payload("unsuspend", "2021-04-29T03:40:00Z"))
+    assert lifted == "installation 1: unsuspend"
+    late = await bench.run(on_installation, payload("suspend", "2021-04-29T02:32:50Z"), "d2")
+    assert late == "installation 1: suspend ignored: a newer event is recorded"
+    assert not await bench.store.is_suspended(INSTALLATION)
+    # A newer suspend does suspend it (the control).
+    newer = await bench.run(on_installation, payload("suspend", "2021-04-29T04:00:00Z"), "d3")
+    assert newer == "installation 1: suspend"
+    assert await bench.store.is_suspended(INSTALLATION)
+
+
 async def test_the_started_notice_respects_the_mute_label(bench: Bench) -> None:
     pull = bench.pull()
     run = bench.world.measured_run(pull, 1001)

@@ -14,6 +14,7 @@ from perfbot.handlers.context import JobContext
 from perfbot.handlers.workflow_run import BadPayload, publish
 from perfbot.repoconfig import ConfigResult
 from perfbot.store.base import PullState
+from perfbot.suspension import event_time
 
 # A run in one of these states will report on its own: a rerun starts nothing more.
 PENDING_STATUSES = frozenset({"queued", "in_progress", "requested", "waiting", "pending"})
@@ -204,9 +205,19 @@ async def on_installation(ctx: JobContext, payload: dict[str, Any]) -> str:
     reason = f"installation {installation_id}: {action} (nothing to do)"
     if action in ("suspend", "unsuspend", "deleted") and isinstance(installation_id, int):
         # A deleted installation is never installed again under the same id: recorded
-        # like a suspension, so that a job still running for it writes nothing more.
-        await ctx.store.set_suspended(installation_id, action != "unsuspend", ctx.now())
-        reason = ctx.ended(f"installation {installation_id}: {action}")
+        # like a suspension, for good, so that a job still running for it writes nothing
+        # more. Ordered by GitHub's time: ingest recorded this event already, and an
+        # older one redelivered late leaves the newer state alone.
+        wanted = action != "unsuspend"
+        suspended = await ctx.store.set_suspended(
+            installation_id,
+            wanted,
+            ctx.now(),
+            event_time(installation),
+            final=action == "deleted",
+        )
+        outcome = "" if suspended == wanted else " ignored: a newer event is recorded"
+        reason = ctx.ended(f"installation {installation_id}: {action}{outcome}")
     if action in ("deleted", "removed"):
         reason = f"{reason}; {await on_uninstalled(ctx, payload)}"
     return reason
