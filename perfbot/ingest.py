@@ -33,6 +33,7 @@ from perfbot.manifest import EVENTS
 from perfbot.metrics import Metrics
 from perfbot.settings import Settings
 from perfbot.store import Store
+from perfbot.suspension import event_time
 from perfbot.webhooks import (
     MALFORMED_SIGNATURE,
     BodyTimeout,
@@ -236,8 +237,14 @@ class WebhookEndpoint:
             if installation_id is not None:
                 # Before the answer: a job running for this installation re-checks it
                 # before each write. The queued job still runs (it forgets repositories).
+                # In GitHub's order, not arrival's: a suspend redelivered after its
+                # unsuspend is older, and changes nothing.
                 await store.set_suspended(
-                    installation_id, _SUSPENDS[delivery.action], self._clock()
+                    installation_id,
+                    _SUSPENDS[delivery.action],
+                    self._clock(),
+                    event_time(delivery.payload.get("installation")),
+                    final=delivery.action == "deleted",
                 )
         outcome = "duplicate" if not fresh else "queued" if job is not None else "ignored"
         # Signed by GitHub, so the event name is GitHub's own: a bounded set of labels.
