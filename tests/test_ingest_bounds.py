@@ -400,7 +400,12 @@ async def test_a_suspend_redelivered_after_its_unsuspend_leaves_the_installation
     store = SQLiteStore(str(tmp_path / "perfbot.db"))
     await store.setup()
     try:
-        app = endpoint(tmp_path, store)
+        settings = Settings.from_env(settings_env("http://127.0.0.1:9", tmp_path / "db"))
+        metrics = Metrics()
+        arrivals = iter(range(1000, 2000))  # perfbot's clock moves on between the two
+        app = WebhookEndpoint(
+            lambda: (settings, store, metrics, lambda: None), lambda: float(next(arrivals))
+        )
         suspend = signed(
             "installation", installation_payload("suspend", "2021-04-29T02:32:50Z"), "guid-s"
         )
