@@ -7,21 +7,27 @@ environment (``perfbot.app.app_from_environment``). The processes share the stor
 request and hands each job to one worker, so they need nothing else in common.
 
 Anyone can connect, so the server's own limits are chosen, not defaults: what a request
-may hold before perfbot's ingest sees it (``BoundedHttpTools``: its head), and how many
-connections there may be (``server_config``). The body is ingest's (``perfbot.ingest``).
+may hold before perfbot's ingest sees it (``BoundedHttpTools``: its head), how many
+connections there may be, and who makes room when there are too many: the connection
+or request that has waited longest on its sender, never one whose request has arrived
+whole (``server_config``). The body is ingest's (``perfbot.ingest``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import socket
 import tempfile
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
 from uvicorn.supervisors import Multiprocess
 
 from perfbot.app import LOG_LEVEL_VARIABLE
@@ -37,13 +43,23 @@ MAX_HEAD_BYTES = 16 * 1024
 # (or the previous answer): uvicorn itself waits for ever, so a connection that sends
 # nothing, or a byte now and then, would hold one of the LIMIT_CONCURRENCY places.
 HEAD_TIMEOUT_SECONDS = 10.0
-# Requests one process serves at once; past it, uvicorn answers 503. GitHub's deliveries
-# take about a millisecond each, so a few carry thousands a second; each request may
+# Requests one process serves at once; past it, the oldest request still waiting for
+# its body is closed (503) to make room, and only when every request in flight has its
+# body is the new one answered 503. GitHub's deliveries take about a millisecond each
+# and arrive whole, so a few places carry thousands a second, and a sender that holds
+# its body back holds its place only until the next request needs it. Each request may
 # hold up to ~320 KB of socket and parser buffers before ingest reads it (uvicorn pauses
 # reading past 64 KB), so 256 of them bound that to ~80 MB whatever the senders do.
 # Connections without a request are not counted (BoundedHttpTools): uvicorn accepts
 # every connection anyway, and counting idle ones let 256 of them refuse every delivery.
 LIMIT_CONCURRENCY = 256
+# Connections one process keeps open: past it, the one that has waited longest without
+# sending a request (a new one, or a kept-alive one between requests) is closed. Each
+# is a file descriptor and up to a 16 KiB head, so this bounds both whatever the rate of
+# new connections; it stops FD_HEADROOM short of the process's descriptor limit
+# (``ulimit -n``), whichever is lower, so the database and GitHub still get theirs.
+MAX_CONNECTIONS = 2048
+FD_HEADROOM = 256
 # uvicorn's default: a proxy or client that reuses its connection sends the next request
 # within seconds; an idle one gives its place back after 5 s.
 TIMEOUT_KEEP_ALIVE_SECONDS = 5
@@ -52,23 +68,75 @@ TIMEOUT_KEEP_ALIVE_SECONDS = 5
 BACKLOG = 2048
 
 
+class _Waiting:
+    """The connections of one server that wait on their sender, oldest first: ``idle``
+    ones have no request in flight, ``stalled`` ones a request whose body has not ended.
+    Single-threaded (the event loop): no lock."""
+
+    __slots__ = ("idle", "stalled")
+
+    def __init__(self) -> None:
+        self.idle: OrderedDict[BoundedHttpTools, None] = OrderedDict()
+        self.stalled: OrderedDict[BoundedHttpTools, None] = OrderedDict()
+
+
+# One per uvicorn server (its ServerState is shared by all of its connections).
+_WAITING: weakref.WeakKeyDictionary[ServerState, _Waiting] = weakref.WeakKeyDictionary()
+
+
+def connection_cap(descriptor_limit: int) -> int:
+    """The connections a process keeps open under a descriptor limit (-1: unlimited)."""
+    if descriptor_limit < 0:
+        return MAX_CONNECTIONS
+    return max(64, min(MAX_CONNECTIONS, descriptor_limit - FD_HEADROOM))
+
+
 class BoundedHttpTools(HttpToolsProtocol):
-    """uvicorn's httptools protocol with its request head bounded in size and in time.
+    """uvicorn's httptools protocol with its request head bounded in size and in time,
+    and room made for new connections and requests at the expense of those that wait
+    longest on their sender.
 
     Counted per ``data_received`` while the head is incomplete after it was fed, so a
-    head that arrives whole with its body (every delivery) costs one attribute test.
+    head that arrives whole with its body (every delivery) costs one attribute test; the
+    waiting lists cost a few dictionary operations per request.
     """
 
     _in_head = False
     _head_bytes = 0
     _head_timer: asyncio.TimerHandle | None = None
 
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        waiting = _WAITING.get(server_state)
+        if waiting is None:
+            waiting = _WAITING[server_state] = _Waiting()
+        self._idle, self._stalled = waiting.idle, waiting.stalled
+        self._max_connections: int = getattr(config, "perfbot_max_connections", MAX_CONNECTIONS)
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._idle[self] = None
         self._arm_head_timer()
+        if len(self.connections) > self._max_connections:
+            # The oldest without a request; failing that, the oldest request waiting for
+            # its body; failing that (every request has its body), this new one.
+            if len(self._idle) > 1:
+                next(iter(self._idle))._evict()
+            elif self._stalled:
+                next(iter(self._stalled))._evict()
+            else:
+                self._evict()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_timer()
+        self._idle.pop(self, None)
+        self._stalled.pop(self, None)
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -89,17 +157,27 @@ class BoundedHttpTools(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._cancel_head_timer()
+        self._idle.pop(self, None)
         # uvicorn counts open connections against limit_concurrency, not only requests in
         # flight: 256 connections that sent nothing (each opened again once the head
-        # timeout closed it) had every delivery answered 503. Here only requests count;
-        # a connection without one holds no more than its head, and that for 10 s.
+        # timeout closed it) had every delivery answered 503. Here only requests count,
+        # and at the limit the request that has waited longest for its body makes room:
+        # 256 senders holding their bodies back refused every delivery for 10 s.
         limit = self.limit_concurrency
-        if limit is not None and len(self.tasks) < limit:
+        if limit is not None and len(self.tasks) >= limit and self._stalled:
+            next(iter(self._stalled))._evict()
+            self.limit_concurrency = None
+        elif limit is not None and len(self.tasks) < limit:
             self.limit_concurrency = None
         try:
             super().on_headers_complete()
         finally:
             self.limit_concurrency = limit
+        self._stalled[self] = None  # until its body ends (usually in this same read)
+
+    def on_message_complete(self) -> None:
+        self._stalled.pop(self, None)
+        super().on_message_complete()
 
     def on_response_complete(self) -> None:
         # Answered before its body ended (a 404, 405, /healthz with a body): uvicorn would
@@ -111,7 +189,23 @@ class BoundedHttpTools(HttpToolsProtocol):
             cycle.keep_alive = False
             if not self.transport.is_closing():
                 self.transport.close()
+        self._stalled.pop(self, None)
         super().on_response_complete()
+        if self.cycle.response_complete and not self.transport.is_closing():
+            self._idle[self] = None  # kept alive for the next request: idle again, newest
+
+    def _evict(self) -> None:
+        """Close this connection to make room: a request it is sending is answered 503."""
+        self._idle.pop(self, None)
+        self._stalled.pop(self, None)
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            if not cycle.response_started:
+                self.transport.write(_EVICTED)
+            cycle.disconnected = True  # the app's reads end and its answer is dropped
+        self.transport.close()
 
     def _arm_head_timer(self) -> None:
         self._head_timer = self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_timed_out)
@@ -134,7 +228,15 @@ _HEAD_TOO_LARGE = (
 )
 
 
+_EVICTED = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nretry-after: 10\r\n"
+    b"connection: close\r\n\r\n"
+)
+
+
 class _Config(uvicorn.Config):
+    perfbot_max_connections = MAX_CONNECTIONS
+
     def bind_socket(self) -> socket.socket:
         sock = super().bind_socket()
         # uvicorn creates this socket with proto 0, so asyncio does not set TCP_NODELAY on
@@ -153,8 +255,12 @@ def server_config(
     No proxy headers: perfbot logs no client address and trusts none (a delivery's
     signature is its only credential), and reading ``X-Forwarded-*`` cost every request.
     No ``Server`` header either. ``http`` "auto" or "httptools" is BoundedHttpTools;
-    ``extra`` overrides any option (tests and benchmarks).
+    ``extra`` overrides any option (tests and benchmarks), and ``max_connections`` the
+    connection cap (else MAX_CONNECTIONS, or less under a lower descriptor limit).
     """
+    max_connections = extra.pop("max_connections", None)
+    if max_connections is None:
+        max_connections = connection_cap(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     http = extra.pop("http", "auto")
     if http in ("auto", "httptools"):
         http = BoundedHttpTools
@@ -169,7 +275,9 @@ def server_config(
         "backlog": BACKLOG,
         "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
     }
-    return _Config(app, host=host, port=port, http=http, **{**options, **extra})
+    config = _Config(app, host=host, port=port, http=http, **{**options, **extra})
+    config.perfbot_max_connections = int(max_connections)
+    return config
 
 
 def serve_processes(host: str, port: int, count: int, log_level: str) -> None:

@@ -3,6 +3,8 @@ connection limits chosen rather than left to defaults, keep-alive intact."""
 
 from __future__ import annotations
 
+import asyncio
+import resource
 import socket
 import threading
 from collections.abc import Iterator, MutableMapping
@@ -132,13 +134,42 @@ def test_a_pipelined_request_with_its_body_on_the_way_is_still_served(port: int)
     assert answer.count(b"HTTP/1.1 200 ") == 2
 
 
-async def reads_its_body(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-    """Answers once its request's body has come: a request without one stays in flight."""
-    if scope["type"] != "http":
-        return
-    while (await receive()).get("more_body"):
-        pass
-    await hello(scope, receive, send)
+class Gate:
+    """An app that counts the requests it starts and the bodies it has read whole, and
+    answers a request to ``/hold`` only once ``release`` is set (bounded: 10 s)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.started = 0
+        self.bodies = 0
+        self.release = threading.Event()
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        self.started += 1
+        while (message := await receive()).get("more_body"):
+            pass
+        if message["type"] == "http.disconnect":
+            return
+        self.bodies += 1
+        if scope["path"] == "/hold":
+            for _ in range(1000):
+                if self.release.is_set():
+                    break
+                await asyncio.sleep(0.01)
+        await hello(scope, receive, send)
+
+
+GATE = Gate()  # the app of the tests below; each starts with a new server and resets it
+
+
+@pytest.fixture
+def gate() -> Gate:
+    GATE.reset()
+    return GATE
 
 
 def healthz(port: int) -> bytes:
@@ -147,13 +178,23 @@ def healthz(port: int) -> bytes:
         return read_until_closed(sock)
 
 
+def served(sock: socket.socket) -> bool:
+    """Whether a request sent on this open connection is answered 200."""
+    try:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: perfbot\r\n\r\n")
+        return sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+    except OSError:
+        return False
+
+
 LIMIT = 4
+HEAD = b"POST /webhook HTTP/1.1\r\nHost: perfbot\r\nContent-Length: 2\r\n\r\n"
 
 
-@pytest.mark.parametrize(
-    "port", [{"limit_concurrency": LIMIT, "app": reads_its_body}], indirect=True
-)
-def test_connections_without_a_request_do_not_count_against_the_limit(port: int) -> None:
+@pytest.mark.parametrize("port", [{"limit_concurrency": LIMIT, "app": GATE}], indirect=True)
+def test_connections_without_a_request_do_not_count_against_the_limit(
+    gate: Gate, port: int
+) -> None:
     # uvicorn counted them: LIMIT connections that send nothing refused every delivery.
     idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(2 * LIMIT)]
     try:
@@ -163,25 +204,77 @@ def test_connections_without_a_request_do_not_count_against_the_limit(port: int)
             sock.close()
 
 
-@pytest.mark.parametrize(
-    "port", [{"limit_concurrency": LIMIT, "app": reads_its_body}], indirect=True
-)
-def test_requests_in_flight_past_the_limit_are_answered_503(port: int) -> None:
-    head = b"POST /webhook HTTP/1.1\r\nHost: perfbot\r\nContent-Length: 2\r\n\r\n"
+@pytest.mark.parametrize("port", [{"limit_concurrency": LIMIT, "app": GATE}], indirect=True)
+def test_at_the_limit_the_request_waiting_longest_for_its_body_makes_room(
+    gate: Gate, port: int
+) -> None:
+    # LIMIT requests that sent their heads and hold their bodies back refused every
+    # delivery (503) until the body deadline; now each new request closes the oldest.
     held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(LIMIT)]
     try:
-        for sock in held:
-            sock.sendall(head)  # the app waits for a body that does not come
-        # Each held request is in flight once its head is parsed: wait for the refusal.
-        answer = b""
-        for _ in range(100):
-            answer = healthz(port)
-            if not answer.startswith(b"HTTP/1.1 200 "):
-                break
-        assert answer.startswith(b"HTTP/1.1 503 ")
-        for sock in held:
-            sock.sendall(b"ok")  # their bodies: each is answered
+        for count, sock in enumerate(held, 1):
+            sock.sendall(HEAD)
+            # One at a time, so that the oldest is known.
+            wait_until(lambda: gate.started == count, 10, "the request to start")  # noqa: B023
+        assert healthz(port).startswith(b"HTTP/1.1 200 ")
+        oldest = read_until_closed(held[0])
+        assert oldest.startswith(b"HTTP/1.1 503 ")
+        assert b"retry-after: 10" in oldest
+        for sock in held[1:]:  # the others are still being read: their bodies are answered
+            sock.sendall(b"ok")
             assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
     finally:
         for sock in held:
             sock.close()
+
+
+@pytest.mark.parametrize("port", [{"limit_concurrency": LIMIT, "app": GATE}], indirect=True)
+def test_requests_in_flight_with_their_bodies_past_the_limit_are_answered_503(
+    gate: Gate, port: int
+) -> None:
+    held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(LIMIT)]
+    try:
+        for sock in held:
+            sock.sendall(HEAD.replace(b"/webhook", b"/hold") + b"ok")
+        wait_until(lambda: gate.bodies == LIMIT, 10, "the held requests' bodies to be read")
+        # None of them waits on its sender, so none makes room: the new one is refused.
+        assert healthz(port).startswith(b"HTTP/1.1 503 ")
+        gate.release.set()
+        for sock in held:
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+    finally:
+        for sock in held:
+            sock.close()
+
+
+CAP = 8
+
+
+@pytest.mark.parametrize("port", [{"max_connections": CAP}], indirect=True)
+def test_past_the_connection_cap_the_oldest_connections_without_a_request_are_closed(
+    port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # uvicorn accepted every connection: open descriptors grew with the connection rate
+    # times the head timeout. A head timeout far past read_until_closed's bound: only the
+    # cap can close them.
+    monkeypatch.setattr(processes, "HEAD_TIMEOUT_SECONDS", 600)
+    extra = 3
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(CAP + extra)]
+    try:
+        for sock in idle[:extra]:
+            assert read_until_closed(sock, 5) == b""
+        assert healthz(port).startswith(b"HTTP/1.1 200 ")  # a real request: served
+        assert read_until_closed(idle[extra], 5) == b""  # made room for it, the oldest
+        assert all(served(sock) for sock in idle[extra + 1 :])  # the newer ones stay
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_the_connection_cap_stays_below_the_descriptor_limit() -> None:
+    assert processes.connection_cap(-1) == processes.MAX_CONNECTIONS  # unlimited
+    assert processes.connection_cap(1_000_000) == processes.MAX_CONNECTIONS
+    assert processes.connection_cap(1024) == 1024 - processes.FD_HEADROOM
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    config = server_config(hello, "127.0.0.1", 0)
+    assert config.perfbot_max_connections == processes.connection_cap(soft)  # type: ignore[attr-defined]
