@@ -2,7 +2,10 @@
 ``POST /webhook`` that ``tests/test_ingest_bounds.py`` and ``bench/held_bodies.py`` run.
 
 Each sender sends its headers and a 24 MiB body (declared by Content-Length, or chunked),
-all but its end, and then holds the connection; it never closes it itself.
+all but its end, and then holds the connection; it never closes it itself. The flood
+variants are many cheap connections instead: some that send nothing, some that send a
+head with a well-formed signature and hold the whole body back, some that declare a
+small body and hold it after 64 KiB.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ class Variant:
     signature: str
     chunked: bool
     body_bytes: int = BODY_BYTES
+    # Body bytes sent before holding (None: all but the end); no head at all if not head.
+    send_bytes: int | None = None
+    head: bool = True
 
 
 # 24 MiB declared or chunked, with a malformed or a well-formed but wrong signature; and a
@@ -36,6 +42,15 @@ VARIANTS = (
     Variant("chunked-malformed", MALFORMED, chunked=True),
     Variant("chunked-wrong", WELL_FORMED_BUT_WRONG, chunked=True),
     Variant("under-cap-held", WELL_FORMED_BUT_WRONG, chunked=False, body_bytes=4 * MIB),
+)
+# Connections that hold a place rather than memory: more of each than the requests one
+# process serves at once (256).
+FLOOD_VARIANTS = (
+    Variant("idle", "", chunked=False, body_bytes=0, head=False),
+    Variant("head-only", WELL_FORMED_BUT_WRONG, chunked=False, body_bytes=30_000, send_bytes=0),
+    Variant(
+        "small-held", WELL_FORMED_BUT_WRONG, False, body_bytes=256 * 1024, send_bytes=64 * 1024
+    ),
 )
 
 
@@ -69,9 +84,13 @@ class HeldSender:
             f"X-Hub-Signature-256: {variant.signature}\r\n{framing}\r\n"
         )
         try:
+            if not variant.head:
+                return  # a connection that sends nothing
             self.sock.sendall(head.encode())
             # All but the last byte (declared), or every chunk but the terminating one.
             left = variant.body_bytes - (0 if variant.chunked else 1)
+            if variant.send_bytes is not None:
+                left = variant.send_bytes
             while left > 0:
                 piece = PIECE[: min(left, len(PIECE))]
                 if variant.chunked:
@@ -111,8 +130,10 @@ def rss_bytes(pid: int, field_name: str = "VmRSS") -> int:
     raise LookupError(f"{field_name} not in /proc/{pid}/status")
 
 
-def start_senders(port: int, per_variant: int) -> list[HeldSender]:
-    senders = [HeldSender(port, v) for v in VARIANTS for _ in range(per_variant)]
+def start_senders(
+    port: int, per_variant: int, variants: tuple[Variant, ...] = VARIANTS
+) -> list[HeldSender]:
+    senders = [HeldSender(port, v) for v in variants for _ in range(per_variant)]
     for sender in senders:
         sender.start()
     return senders

@@ -31,7 +31,7 @@ from tests.harness import (
     settings_env,
     wait_until,
 )
-from tests.held_bodies import VARIANTS, rss_bytes, start_senders
+from tests.held_bodies import FLOOD_VARIANTS, VARIANTS, rss_bytes, start_senders
 
 Message = MutableMapping[str, Any]
 MIB = 1024 * 1024
@@ -426,6 +426,9 @@ async def test_a_suspend_redelivered_after_its_unsuspend_leaves_the_installation
         await store.close()
 
 
+FLOOD = LIMIT_CONCURRENCY + 44  # connections per flood variant
+
+
 @pytest.mark.slow
 def test_held_bodies_hold_little_memory_are_cut_off_and_real_deliveries_get_through(
     tmp_path: Path,
@@ -440,6 +443,8 @@ def test_held_bodies_hold_little_memory_are_cut_off_and_real_deliveries_get_thro
             pid = bot.process.pid  # the process this test started
             before = rss_bytes(pid)
             senders = start_senders(port, per_variant=12)
+            # More connections than the requests served at once, each holding a place.
+            senders += start_senders(port, FLOOD, FLOOD_VARIANTS)
             try:
                 # While they hold their bodies, GitHub's delivery is served and queued.
                 wait_until(lambda: all(s.sent or not s.thread.is_alive() for s in senders), 20)
@@ -455,7 +460,7 @@ def test_held_bodies_hold_little_memory_are_cut_off_and_real_deliveries_get_thro
                 for sender in senders:
                     sender.close()
             wait_until(lambda: len(world.bot_comments(7)) == 1, 30, "the real delivery's comment")
-    assert len(senders) == 12 * len(VARIANTS)
+    assert len(senders) == 12 * len(VARIANTS) + FLOOD * len(FLOOD_VARIANTS)
     assert peak - before < 150 * 1024 * 1024, f"RSS grew {(peak - before) / 2**20:.0f} MiB"
 
 
