@@ -75,10 +75,11 @@ BODY_DEADLINE_SECONDS = 10.0
 # Every real delivery is tens of KB: while a body has sent no more than this, it may use a
 # share of the budget (the reserve) that larger and chunked bodies past it cannot take.
 SMALL_BODY_BYTES = 64 * 1024
-# One more than perfbot.processes.LIMIT_CONCURRENCY (256) requests, each holding all it
-# may of the reserve: with at most that many in flight, the reserve always has room for
-# one more small body, whatever the others hold (their large parts take only
-# LARGE_BODY_BUDGET). A test checks the two constants agree.
+# perfbot.processes.LIMIT_CONCURRENCY (256) requests and one more, each holding all it
+# may of the reserve: at the limit, a new request closes the one waiting longest for its
+# body, which gives its part back only when its task next runs, just after the new one's
+# first read. So the reserve has room for a small body whatever the others hold (their
+# parts past SMALL_BODY_BYTES take only LARGE_BODY_BUDGET). A test checks the constants.
 SMALL_BODY_RESERVE = (256 + 1) * SMALL_BODY_BYTES
 # The budget beside that share: at least two of the largest bodies at once.
 LARGE_BODY_BUDGET = 32 * 1024 * 1024
