@@ -31,6 +31,9 @@ async def kept(
     """
     holder = asyncio.current_task()
     lost = asyncio.Event()
+    # Set when the block ends: Python 3.11's asyncio.wait_for returns a refresh that ended
+    # just as the keeper was cancelled instead of raising, and the keeper would go on.
+    ended = asyncio.Event()
 
     loop = asyncio.get_running_loop()
 
@@ -53,6 +56,8 @@ async def kept(
             else:
                 if held:
                     refreshed, good_at = clock(), loop.time()
+            if ended.is_set():
+                return
             if not held:
                 log.warning("%s was lost while held: stopping", what)
                 lost.set()
@@ -69,5 +74,6 @@ async def kept(
         holder.uncancel()  # our own cancellation, turned into Lost
         raise Lost(f"{what} was lost while held") from None
     finally:
+        ended.set()
         keeper.cancel()
         await asyncio.gather(keeper, return_exceptions=True)
