@@ -278,3 +278,28 @@ def test_the_connection_cap_stays_below_the_descriptor_limit() -> None:
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     config = server_config(hello, "127.0.0.1", 0)
     assert config.perfbot_max_connections == processes.connection_cap(soft)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("port", [{"max_connections": CAP, "app": GATE}], indirect=True)
+def test_past_the_cap_with_every_connection_sending_a_request_the_stalled_one_is_closed(
+    gate: Gate, port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No connection is without a request: the one waiting longest for its body makes
+    # room; a request that has its body is never the one closed.
+    monkeypatch.setattr(processes, "HEAD_TIMEOUT_SECONDS", 600)
+    busy = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(CAP)]
+    try:
+        busy[0].sendall(HEAD.replace(b"/webhook", b"/hold") + b"ok")  # has its body
+        wait_until(lambda: gate.bodies == 1, 10, "the first body to be read")
+        for count, sock in enumerate(busy[1:], 2):
+            sock.sendall(HEAD)  # holds its body back
+            wait_until(lambda: gate.started == count, 10, "the request to start")  # noqa: B023
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as new:
+            oldest_stalled = read_until_closed(busy[1], 5)
+            assert oldest_stalled.startswith(b"HTTP/1.1 503 ")
+            assert served(new)
+        gate.release.set()
+        assert busy[0].recv(4096).startswith(b"HTTP/1.1 200 ")  # never closed
+    finally:
+        for sock in busy:
+            sock.close()
