@@ -18,7 +18,10 @@ The claim is taken before GitHub is asked: a process that dies between the two, 
 request GitHub refuses, costs that one redelivery (the log names it, and the App's
 settings page can still redeliver it by hand) but never causes a second one. One
 replica sweeps at a time (a store lock); a sweep that fails is logged and the next
-one comes at its usual time.
+one comes at its usual time. The lock is short-lived and kept alive while the sweep
+runs, and its owner is announced like a worker's (``Store.announce``): the lock of a
+process killed mid-sweep is freed as soon as another process on a SQLite file sees it
+gone, and otherwise expires within ``LOCK_SECONDS``, never holding the sweeps back long.
 
 Sweeps are frequent (every few minutes) and cheap: the store keeps a record of the
 newest sweep any process started, and a cursor, the time of the newest attempt the last
@@ -35,12 +38,14 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from perfbot.github import GitHubApp, GitHubError, HookDelivery, RateLimited
+from perfbot.keepalive import Lost, kept
 from perfbot.metrics import Metrics
 from perfbot.store.base import Store
 
@@ -58,8 +63,11 @@ FIRST_SWEEP_DELAY_SECONDS = 10.0
 # delivery may take 10 s to time out) is still seen.
 OVERLAP_SECONDS = 120.0
 LOCK_KEY = "redelivery-sweep"
-# Longer than any sweep should take; refreshed before every redelivery.
-LOCK_SECONDS = 600.0
+# The lock's life unless refreshed: a process that dies mid-sweep holds the sweeps of the
+# others back this long at most (less on SQLite, where its departure is seen). A sweep
+# refreshes it every LOCK_REFRESH_SECONDS while it runs, and before every redelivery.
+LOCK_SECONDS = 60.0
+LOCK_REFRESH_SECONDS = 15.0
 # Between two redelivery requests: GitHub's guidance for writes by an integration.
 REDELIVERY_PAUSE_SECONDS = 1.0
 # 300 pages of 100 attempts; a busier App loses only its oldest attempts to the limit.
@@ -133,45 +141,86 @@ async def sweep(
     if not await store.try_lock(LOCK_KEY, owner, LOCK_SECONDS, started):
         log.info("redelivery sweep skipped: another process is sweeping")
         return SweepResult(ran=False)
+    attempts: list[HookDelivery] = []
+    redelivered: list[str] = []  # guids, kept here so that a lost lock still reports them
+    lock = kept(
+        lambda: store.try_lock(LOCK_KEY, owner, LOCK_SECONDS, clock()),
+        every=LOCK_REFRESH_SECONDS,
+        # A refresh that fails is tried again while the lock is surely still ours.
+        grace=LOCK_SECONDS - 2 * LOCK_REFRESH_SECONDS,
+        clock=clock,
+        what="the redelivery sweep's lock",
+        log=log,
+    )
     try:
-        record = await store.last_sweep()
-        # Recorded before GitHub is asked, so that a process that crashes in a sweep still
-        # holds back the next start's (crash loops); read under the lock, so the cursor is
-        # that of the newest complete sweep.
-        await store.sweep_started(started)
-        since = read_since(started, None if record is None else record.cursor)
-        attempts = await github.list_hook_deliveries(since, MAX_PAGES)
-        redelivered: list[str] = []
-        complete = True
-        for attempt in missed(attempts):
-            if await store.delivery_seen(attempt.guid):
-                continue
-            if not await store.try_lock(LOCK_KEY, owner, LOCK_SECONDS, clock()):
-                log.warning("redelivery sweep stopped: its lock expired and was taken over")
-                complete = False
-                break
-            if not await store.claim_redelivery(attempt.guid, clock()):
-                continue  # redelivered once already (by this or another process)
-            if redelivered and (pause := REDELIVERY_PAUSE_SECONDS if pause is None else pause):
-                # GitHub asks integrations to space out their writes (secondary rate limits).
-                await sleep(pause)
-            await _redeliver(github, store, attempt)
-            redelivered.append(attempt.guid)
-            if metrics is not None:
-                metrics.redeliveries.labels(attempt.event).inc()
-        if complete and attempts:
-            await store.sweep_finished(max(a.delivered_at for a in attempts))
-        log.info(
-            "redelivery sweep: %d attempts read, %d deliveries redelivered",
-            len(attempts),
-            len(redelivered),
-        )
-        return SweepResult(
-            ran=True, attempts_read=len(attempts), redelivered=redelivered, complete=complete
-        )
+        async with lock:
+            attempts, complete = await _sweep_locked(
+                github,
+                store,
+                owner=owner,
+                started=started,
+                clock=clock,
+                metrics=metrics,
+                pause=pause,
+                sleep=sleep,
+                redelivered=redelivered,
+            )
+    except Lost:
+        log.warning("redelivery sweep stopped: its lock was lost (another process may sweep)")
+        complete = False
     finally:
         with contextlib.suppress(Exception):
             await store.unlock(LOCK_KEY, owner)
+    log.info(
+        "redelivery sweep: %d attempts read, %d deliveries redelivered",
+        len(attempts),
+        len(redelivered),
+    )
+    return SweepResult(
+        ran=True, attempts_read=len(attempts), redelivered=redelivered, complete=complete
+    )
+
+
+async def _sweep_locked(
+    github: GitHubApp,
+    store: Store,
+    *,
+    owner: str,
+    started: float,
+    clock: Callable[[], float],
+    metrics: Metrics | None,
+    pause: float | None,
+    sleep: Sleep,
+    redelivered: list[str],
+) -> tuple[list[HookDelivery], bool]:
+    """The sweep under its lock: the attempts read, and whether all were dealt with."""
+    record = await store.last_sweep()
+    # Recorded before GitHub is asked, so that a process that crashes in a sweep still
+    # holds back the next start's (crash loops); read under the lock, so the cursor is
+    # that of the newest complete sweep.
+    await store.sweep_started(started)
+    since = read_since(started, None if record is None else record.cursor)
+    attempts = await github.list_hook_deliveries(since, MAX_PAGES)
+    complete = True
+    for attempt in missed(attempts):
+        if await store.delivery_seen(attempt.guid):
+            continue
+        if not await store.try_lock(LOCK_KEY, owner, LOCK_SECONDS, clock()):
+            log.warning("redelivery sweep stopped: its lock expired and was taken over")
+            complete = False
+            break
+        if not await store.claim_redelivery(attempt.guid, clock()):
+            continue  # redelivered once already (by this or another process)
+        if redelivered and (pause := REDELIVERY_PAUSE_SECONDS if pause is None else pause):
+            # GitHub asks integrations to space out their writes (secondary rate limits).
+            await sleep(pause)
+        await _redeliver(github, store, attempt)
+        redelivered.append(attempt.guid)
+        if metrics is not None:
+            metrics.redeliveries.labels(attempt.event).inc()
+    if complete and attempts:
+        await store.sweep_finished(max(a.delivered_at for a in attempts))
+    return attempts, complete
 
 
 async def _redeliver(github: GitHubApp, store: Store, attempt: HookDelivery) -> None:
@@ -230,8 +279,11 @@ class Redeliverer:
         self._clock = clock
         self._sleep = sleep
         self._task: asyncio.Task[None] | None = None
-        # The lock's owner: unique per process and per sweeper.
-        self.name = f"{socket.gethostname()}:{os.getpid()}:redeliver:{id(self):x}"
+        # Unique per sweeper, ever (a random part: a restarted process may get the same
+        # PID). Announced as the prefix of the lock's owner, so that a process that dies
+        # mid-sweep has its lock freed with its workers' claims (``release_departed``).
+        self.name = f"{socket.gethostname()}:{os.getpid()}:redeliver:{secrets.token_hex(4)}"
+        self.owner = f"{self.name}:sweep"
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop())
@@ -246,6 +298,10 @@ class Redeliverer:
         self._task = None
 
     async def _loop(self) -> None:
+        try:
+            await self._store.announce(f"{self.name}:")
+        except Exception:
+            log.exception("announcing the sweeper failed: its lock is left to expire")
         delay = await self._delay(self._first_delay)
         if delay > self._first_delay:
             log.info("first redelivery sweep in %.0f s: another one started recently", delay)
@@ -255,7 +311,7 @@ class Redeliverer:
                 await sweep(
                     self._github,
                     self._store,
-                    owner=self.name,
+                    owner=self.owner,
                     clock=self._clock,
                     metrics=self._metrics,
                     sleep=self._sleep,

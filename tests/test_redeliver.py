@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -629,6 +632,118 @@ async def test_a_sweep_that_fails_still_holds_back_the_next_start(
         assert timer.delays[0] == PERIOD - 30
     finally:
         await sweeper.stop()
+
+
+class KilledBeforeUnlocking(SQLiteStore):
+    """The store of a process killed mid-sweep: its lock is never let go."""
+
+    async def unlock(self, key: str, owner: str) -> None:
+        raise RuntimeError("the process was killed")
+
+
+async def test_a_sweep_killed_midway_holds_the_next_one_back_a_minute_at_most(
+    fake: FakeGitHub, github: GitHubApp, store: Store, tmp_path: Path
+) -> None:
+    timer = Timer()
+    dead = KilledBeforeUnlocking(str(tmp_path / "perfbot.db"))
+    await dead.setup()
+    try:
+        hold = fake.hold_next("/app/hook/deliveries")
+        killed = asyncio.create_task(
+            sweep(github, dead, owner="host:1:redeliver:dead:sweep", clock=timer.clock)
+        )
+        await _until(hold.reached.is_set, "the sweep to read the log")
+        killed.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await killed
+        hold.release()
+    finally:
+        await dead.close()
+    # Its lock is still there for a while (the control)...
+    timer.now += 30
+    assert not (await sweep(github, store, owner="next:sweep", clock=timer.clock)).ran
+    # ...but not for ten minutes: about a minute after the kill, the next process sweeps.
+    timer.now += 35
+    assert (await sweep(github, store, owner="next:sweep", clock=timer.clock)).ran
+
+
+def lock_expiry(database: Path) -> float | None:
+    with sqlite3.connect(database) as conn:
+        row = conn.execute("SELECT expires_at FROM locks WHERE key = ?", (LOCK_KEY,)).fetchone()
+    conn.close()
+    return None if row is None else float(row[0])
+
+
+async def test_a_sweep_keeps_its_lock_alive_while_it_runs(
+    fake: FakeGitHub,
+    github: GitHubApp,
+    store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(redeliver, "LOCK_REFRESH_SECONDS", 0.01)  # the keeper's real pace
+    timer = Timer()
+    hold = fake.hold_next("/app/hook/deliveries")
+    slow = asyncio.create_task(sweep(github, store, owner="slow:sweep", clock=timer.clock))
+    try:
+        await _until(hold.reached.is_set, "the sweep to read the log")
+        # GitHub takes long to answer: far longer than the lock lives unless refreshed.
+        timer.now += 700
+        database = tmp_path / "perfbot.db"
+        await _until(lambda: (lock_expiry(database) or 0) > timer.now, "the lock to be refreshed")
+        assert not (await sweep(github, store, owner="other:sweep", clock=timer.clock)).ran
+    finally:
+        hold.release()
+    result = await asyncio.wait_for(slow, 10)
+    assert result.ran
+    assert result.complete
+    assert lock_expiry(tmp_path / "perfbot.db") is None  # let go at the end
+
+
+# Another process that sweeps on the database and hangs reading GitHub's log, until killed.
+STUCK_SWEEPER = """
+import asyncio, sys
+from perfbot.redeliver import Redeliverer
+from perfbot.store import SQLiteStore
+
+class StuckGitHub:
+    async def list_hook_deliveries(self, since, pages):
+        print("sweeping", flush=True)
+        await asyncio.Event().wait()
+
+async def main():
+    store = SQLiteStore(sys.argv[1])
+    await store.setup()
+    Redeliverer(StuckGitHub(), store, interval=3600, first_delay=0).start()
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+async def test_the_lock_of_a_sweeper_killed_on_sqlite_is_freed_at_once(
+    store: Store, tmp_path: Path
+) -> None:
+    with subprocess.Popen(
+        [sys.executable, "-c", STUCK_SWEEPER, str(tmp_path / "perfbot.db")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    ) as process:
+        try:
+            assert process.stdout is not None
+            line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 30)
+            assert line.strip() == "sweeping"
+            # Alive: its lock holds, and nothing is freed (the control).
+            assert await store.release_departed() == []
+            assert not await store.try_lock(LOCK_KEY, "next:sweep", 60, time.time())
+        finally:
+            process.kill()  # the process this test started
+            process.wait(timeout=10)
+    (freed,) = await store.release_departed()
+    assert f":{process.pid}:redeliver:" in freed
+    # Its lock was freed with its departure, not when it expires.
+    assert await store.try_lock(LOCK_KEY, "next:sweep", 60, time.time())
 
 
 async def test_replicas_together_sweep_about_once_per_period(
