@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from perfbot.store import (
@@ -27,6 +28,7 @@ from perfbot.store import (
 )
 from perfbot.store import sqlite as sqlite_store
 from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
+from perfbot.store._pg_migrations import PG_MIGRATIONS
 from perfbot.store.base import SweepRecord
 
 NOW = 1_000.0
@@ -591,6 +593,30 @@ async def test_a_suspension_recorded_before_version_7_is_kept(tmp_path: Path) ->
         assert await store.is_suspended(7)
         assert not await store.is_suspended(8)
         # It was recorded at its arrival: a later unsuspend (GitHub's time) lifts it.
+        assert not await store.set_suspended(7, False, NOW + 10, NOW + 5)
+    finally:
+        await store.close()
+
+
+async def test_a_suspension_recorded_before_version_7_is_kept_on_postgresql(
+    pg_url: str,
+) -> None:
+    conn = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
+    async with conn, conn.transaction():
+        await conn.execute(
+            "CREATE TABLE schema_version"
+            " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+        )
+        for number, statements in enumerate(PG_MIGRATIONS[:6], start=1):
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO schema_version VALUES (%s, 0)", (number,))
+        await conn.execute("INSERT INTO suspended_installations (id, since) VALUES (7, %s)", (NOW,))
+    store = PostgresStore(pg_url)
+    await store.setup()
+    try:
+        assert await store.is_suspended(7)
+        assert not await store.is_suspended(8)
         assert not await store.set_suspended(7, False, NOW + 10, NOW + 5)
     finally:
         await store.close()
