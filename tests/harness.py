@@ -464,7 +464,8 @@ def kill_mid_job_and_restart(workdir: Path, *, timeout: float = 45.0, **extra: s
     database = workdir / "perfbot.db"
     with serve(world.fake) as fake:
         env = settings_env(fake.api_url, database, **extra)
-        fake.hang_next(1, 60, path_contains="/zip")  # the first download never answers
+        # The first download waits until the process asking for it is dead.
+        held = fake.hold_next("/zip", timeout=60)
         with perfbot_process(env, workdir / "first.log") as bot:
             body, headers = world.delivery(run, delivery_id=KILLED_DELIVERY)
             assert bot.client.post("/webhook", content=body, headers=headers).status_code == 202
@@ -475,6 +476,7 @@ def kill_mid_job_and_restart(workdir: Path, *, timeout: float = 45.0, **extra: s
             )
             bot.process.send_signal(signal.SIGKILL)  # the process perfbot_process started
             bot.process.wait(timeout=10)
+        held.release()  # its asker is gone: the fake's own request ends instead of hanging on
         assert world.bot_comments(7) == [], "the killed process posted its comment"
         restarted = time.monotonic()
         with perfbot_process(env, workdir / "second.log") as bot:
