@@ -25,9 +25,9 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from perfbot.compare import compare
-from perfbot.render import render
-from perfbot.report import ReportFile, read_side
+from perfbot.engine.compare import compare
+from perfbot.engine.render import render
+from perfbot.engine.sides import ReportFile, read_side
 
 PLATFORMS = 4
 METRICS = 5_000

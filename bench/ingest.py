@@ -42,9 +42,9 @@ from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from perfbot.app import create_app
-from perfbot.processes import server_config
-from perfbot.settings import Settings
+from perfbot.app.processes import server_config
+from perfbot.app.server import create_app
+from perfbot.app.settings import Settings
 from tests.harness import free_port, settings_env, wait_until
 
 SECRET = "bench-secret"

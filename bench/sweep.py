@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from perfbot import redeliver
-from perfbot.github import GitHubApp
-from perfbot.redeliver import LOOKBACK_SECONDS, MAX_PAGES, sweep
-from perfbot.settings import DEFAULT_REDELIVERY_MINUTES
+from perfbot.app import redeliver
+from perfbot.app.redeliver import LOOKBACK_SECONDS, MAX_PAGES, sweep
+from perfbot.app.settings import DEFAULT_REDELIVERY_MINUTES
+from perfbot.github.app import GitHubApp
 from perfbot.store import SQLiteStore
 from tests.fakegithub import FakeGitHub, rsa_keypair
 

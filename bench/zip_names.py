@@ -19,7 +19,7 @@ import time
 import zipfile
 from collections.abc import Callable
 
-from perfbot.artifacts import read_report_zip
+from perfbot.app.artifacts import read_report_zip
 
 
 def zip_of(names: list[str]) -> bytes:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from perfbot.engine.sides import SideReport
 from perfbot.model import Better, FailedCase, Measurement
-from perfbot.report import SideReport
 
 Values = float | list[float]
 

@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 import uvicorn
 
-from perfbot.app import create_app
-from perfbot.settings import Settings
+from perfbot.app.server import create_app
+from perfbot.app.settings import Settings
 from perfbot.store import JobOutcome, JobStatus
 from tests.fakegithub import (
     CheckRun,

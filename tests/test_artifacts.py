@@ -17,16 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.artifacts import (
+from perfbot.app.artifacts import (
     ArtifactError,
     ArtifactLimits,
     read_pr_number_zip,
     read_report_zip,
     zip_sha256,
 )
+from perfbot.engine.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
+from perfbot.engine.sides import ReportFile
 from perfbot.errors import PerfbotError
-from perfbot.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
-from perfbot.report import ReportFile
 
 KiB = 1024
 MiB = 1024 * KiB

@@ -18,7 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from perfbot.github import CALL_TIMEOUT, GitHubApp, RateLimited
+from perfbot.github.app import GitHubApp
+from perfbot.github.errors import RateLimited
+from perfbot.github.transport import CALL_TIMEOUT
 from tests.fakegithub import CHAOS_KINDS, ChaosKind, FakeGitHub, Pull, Run, rsa_keypair, serve
 from tests.harness import (
     ZPERF_BASE,

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from perfbot.commands import parse_command
+from perfbot.app.commands import parse_command
 from perfbot.store import open_store
 from perfbot.store.base import PullState
 from tests.harness import (

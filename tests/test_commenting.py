@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from perfbot.commenting import compose, is_own, upsert_comment
-from perfbot.github import CommentInfo
-from perfbot.render import MARKER
+from perfbot.app.comment import compose, is_own, upsert_comment
+from perfbot.engine.render import MARKER
+from perfbot.github.types import CommentInfo
 
 APP_ID, BOT = 4242, "perfbot[bot]"
 

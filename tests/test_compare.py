@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from perfbot.compare import MetricResult, MetricRule, Policy, Verdict, compare
+from perfbot.engine.compare import MetricResult, MetricRule, Policy, Verdict, compare
+from perfbot.engine.sides import SideReport
 from perfbot.model import Better, FailedCase
-from perfbot.report import SideReport
 from tests.builders import side
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from perfbot.configcache import CONFIG_PATH, ConfigCache
-from perfbot.github import GitHubError, GitHubUnavailable
+from perfbot.app.configcache import CONFIG_PATH, ConfigCache
+from perfbot.github.errors import GitHubError, GitHubUnavailable
 
 
 class Files:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from perfbot.app.settings import DEFAULT_DATABASE_URL
 from perfbot.cli import _parser
-from perfbot.settings import DEFAULT_DATABASE_URL
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"

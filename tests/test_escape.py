@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.escape import (
+from perfbot.engine.escape import (
     DEFAULT_IGNORABLE,
     MAX_COMBINING_MARKS,
     ZWSP,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from perfbot import formats
-from perfbot.report import ReportFile, read_side
+from perfbot.engine import formats
+from perfbot.engine.sides import ReportFile, read_side
 from tests.paths import SHARED_FIXTURES
 
 REPORT_DIRS = {

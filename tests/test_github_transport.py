@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from perfbot import github
-from perfbot.github import GitHubApp, GitHubError
-from perfbot.metrics import Metrics
+from perfbot.github import transport
+from perfbot.github.app import GitHubApp
+from perfbot.github.errors import GitHubError
+from perfbot.support.metrics import Metrics
 from tests.fakegithub import rsa_keypair
 
 
@@ -91,7 +92,7 @@ async def test_a_peer_that_never_answers_costs_one_deadline_not_a_hung_job(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """aiohttp has no write timeout: the call's deadline ends a request nobody reads."""
-    monkeypatch.setattr(github, "CALL_DEADLINE_SECONDS", 0.5)
+    monkeypatch.setattr(transport, "CALL_DEADLINE_SECONDS", 0.5)
     held: list[asyncio.StreamWriter] = []
 
     async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

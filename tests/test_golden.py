@@ -6,9 +6,9 @@ After an intended change, regenerate with:
 
 from __future__ import annotations
 
-from perfbot.compare import compare
-from perfbot.render import render
-from perfbot.report import ReportFile, read_side
+from perfbot.engine.compare import compare
+from perfbot.engine.render import render
+from perfbot.engine.sides import ReportFile, read_side
 from tests.paths import REPO
 
 DEMO = REPO / "examples" / "demo"

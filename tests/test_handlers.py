@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from perfbot.configcache import ConfigCache
-from perfbot.github import GitHubApp
-from perfbot.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
-from perfbot.handlers.context import JobContext
-from perfbot.handlers.workflow_run import on_workflow_run
+from perfbot.app.configcache import ConfigCache
+from perfbot.app.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
+from perfbot.app.handlers.context import JobContext
+from perfbot.app.handlers.workflow_run import on_workflow_run
+from perfbot.github.app import GitHubApp
 from perfbot.store import open_store
 from perfbot.store.base import Store
 from tests.fakegithub import Hold, Pull, RecordedRequest, Run, rsa_keypair

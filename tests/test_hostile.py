@@ -22,8 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from perfbot.artifacts import ArtifactLimits
-from perfbot.handlers import workflow_run
+from perfbot.app.artifacts import ArtifactLimits
+from perfbot.app.handlers import workflow_run
 from tests.fakegithub import FakeGitHub, Pull, RecordedRequest, Run
 from tests.harness import (
     FORK_REPO_ID,

@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
-from perfbot.ingest import WebhookEndpoint
-from perfbot.metrics import Metrics
-from perfbot.settings import Settings
-from perfbot.webhooks import sign
+from perfbot.app.ingest import WebhookEndpoint
+from perfbot.app.settings import Settings
+from perfbot.app.triage import sign
+from perfbot.support.metrics import Metrics
 from tests.harness import SECRET, settings_env
 
 

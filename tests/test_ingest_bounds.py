@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from perfbot.ingest import SMALL_BODY_BYTES, SMALL_BODY_RESERVE, BodyBudget, WebhookEndpoint
-from perfbot.metrics import Metrics
-from perfbot.processes import LIMIT_CONCURRENCY
-from perfbot.settings import Settings
+from perfbot.app.ingest import SMALL_BODY_BYTES, SMALL_BODY_RESERVE, BodyBudget, WebhookEndpoint
+from perfbot.app.processes import LIMIT_CONCURRENCY
+from perfbot.app.settings import Settings
+from perfbot.app.triage import sign
 from perfbot.store import SQLiteStore
-from perfbot.webhooks import sign
+from perfbot.support.metrics import Metrics
 from tests.fakegithub import serve
 from tests.harness import (
     INSTALLATION,

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 
-from perfbot.keepalive import kept
+from perfbot.support.keepalive import kept
 
 
 async def test_a_block_ending_as_a_refresh_returns_stops_its_keeper() -> None:

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from perfbot.configcache import ConfigCache
-from perfbot.github import GitHubApp
-from perfbot.handlers import context
-from perfbot.handlers.context import Busy, JobContext
-from perfbot.metrics import Metrics
-from perfbot.retry import MAX_ATTEMPTS
+from perfbot.app.configcache import ConfigCache
+from perfbot.app.handlers import context
+from perfbot.app.handlers.context import Busy, JobContext
+from perfbot.app.worker import HANDLERS, Worker
+from perfbot.github.app import GitHubApp
 from perfbot.store.base import JobStatus, NewJob
 from perfbot.store.sqlite import SQLiteStore
-from perfbot.worker import HANDLERS, Worker
+from perfbot.support.metrics import Metrics
+from perfbot.support.retry import MAX_ATTEMPTS
 from tests.fakegithub import rsa_keypair
 from tests.harness import World
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from perfbot.github import PullInfo
-from perfbot.pullproof import RunIdentity, prove_pull
+from perfbot.app.pullproof import RunIdentity, prove_pull
+from perfbot.github.types import PullInfo
 
 RUN = RunIdentity(repo_id=100, head_sha="a" * 40, head_repo_id=200)
 GOOD = PullInfo(

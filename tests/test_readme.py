@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from perfbot.app.repoconfig import _READERS
 from perfbot.cli import _parser
-from perfbot.repoconfig import _READERS
 from tests.paths import shared
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,11 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from perfbot import redeliver
-from perfbot.app import create_app
-from perfbot.github import GitHubApp, GitHubUnavailable, HookDelivery, RateLimited
-from perfbot.metrics import Metrics
-from perfbot.redeliver import (
+from perfbot.app import redeliver
+from perfbot.app.redeliver import (
     FIRST_SWEEP_DELAY_SECONDS,
     LOCK_KEY,
     OVERLAP_SECONDS,
@@ -30,8 +27,13 @@ from perfbot.redeliver import (
     read_since,
     sweep,
 )
-from perfbot.settings import DEFAULT_REDELIVERY_MINUTES, Settings
+from perfbot.app.server import create_app
+from perfbot.app.settings import DEFAULT_REDELIVERY_MINUTES, Settings
+from perfbot.github.app import GitHubApp
+from perfbot.github.errors import GitHubUnavailable, RateLimited
+from perfbot.github.types import HookDelivery
 from perfbot.store import SQLiteStore, Store
+from perfbot.support.metrics import Metrics
 from tests.fakegithub import Delivery, FakeGitHub, rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World, settings_env
 
@@ -703,7 +705,7 @@ async def test_a_sweep_keeps_its_lock_alive_while_it_runs(
 # Another process that sweeps on the database and hangs reading GitHub's log, until killed.
 STUCK_SWEEPER = """
 import asyncio, sys
-from perfbot.redeliver import Redeliverer
+from perfbot.app.redeliver import Redeliverer
 from perfbot.store import SQLiteStore
 
 class StuckGitHub:

@@ -6,9 +6,15 @@ import html
 import re
 from datetime import UTC, datetime
 
-from perfbot.compare import Comparison, MetricResult, PlatformResult, Policy, Verdict, compare
-from perfbot.model import Better, FailedCase
-from perfbot.render import (
+from perfbot.engine.compare import (
+    Comparison,
+    MetricResult,
+    PlatformResult,
+    Policy,
+    Verdict,
+    compare,
+)
+from perfbot.engine.render import (
     GITHUB_BODY_LIMIT,
     MARKER,
     RenderContext,
@@ -17,7 +23,8 @@ from perfbot.render import (
     render,
     skipped_notices,
 )
-from perfbot.report import SideReport
+from perfbot.engine.sides import SideReport
+from perfbot.model import Better, FailedCase
 from tests.builders import side
 
 ZPERF_BASE = {

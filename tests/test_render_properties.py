@@ -8,11 +8,11 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfbot.compare import compare
-from perfbot.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, ZWSP, longest_mark_run
+from perfbot.engine.compare import compare
+from perfbot.engine.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, ZWSP, longest_mark_run
+from perfbot.engine.render import RenderContext, render
+from perfbot.engine.sides import SideReport
 from perfbot.model import FailedCase
-from perfbot.render import RenderContext, render
-from perfbot.report import SideReport
 from tests.builders import side
 
 # Text a hostile report could carry: markdown and HTML syntax, mentions, references,

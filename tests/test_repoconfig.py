@@ -12,14 +12,14 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.compare import MetricRule, Policy
-from perfbot.model import Better
-from perfbot.repoconfig import (
+from perfbot.app.repoconfig import (
     MAX_ERROR_CHARS,
     ConfigResult,
     RepoConfig,
     resolve_config,
 )
+from perfbot.engine.compare import MetricRule, Policy
+from perfbot.model import Better
 
 REPO = ".github/perfbot.yml"
 ORG = "<org>/.github: .github/perfbot.yml"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from perfbot.formats import Format
+from perfbot.engine.formats import Format
+from perfbot.engine.sides import ReportFile, case_of, platform_of, read_side, split_sides
 from perfbot.model import Better, ParseContext, Parsed
-from perfbot.report import ReportFile, case_of, platform_of, read_side, split_sides
 
 ZPERF = b"ZPERF-RESULT udp4_mbps=13.099\nZPERF-RESULT tcp4_mbps=5.970\nZPERF-DONE\n"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from perfbot.retry import MAX_ATTEMPTS, MAX_DELAY_SECONDS, retry_delay
+from perfbot.support.retry import MAX_ATTEMPTS, MAX_DELAY_SECONDS, retry_delay
 
 
 def test_backoff_doubles_within_jitter() -> None:

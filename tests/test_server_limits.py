@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import uvicorn
 
-from perfbot import processes
-from perfbot.processes import BoundedHttpTools, server_config
+from perfbot.app import processes
+from perfbot.app.processes import BoundedHttpTools, server_config
 from tests.harness import wait_until
 
 

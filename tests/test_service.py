@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from perfbot.render import MARKER
+from perfbot.engine.render import MARKER
 from tests.fakegithub import Run
 from tests.harness import (
     INSTALLATION,

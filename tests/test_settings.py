@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perfbot.settings import Settings, SettingsError
+from perfbot.app.settings import Settings, SettingsError
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"
 BASE = {"PERFBOT_APP_ID": "42", "PERFBOT_PRIVATE_KEY": PEM, "PERFBOT_WEBHOOK_SECRET": "zesecret"}

@@ -21,7 +21,11 @@ import pytest
 from dotenv import dotenv_values
 from githubkit_schemas.latest.models import AppManifestsCodeConversionsPostResponse201
 
-from perfbot.appsetup import (
+from perfbot.app.settings import Settings, SettingsError, load_env_file
+from perfbot.app.worker import HANDLERS, INSTALLATION_EVENTS
+from perfbot.cli import main
+from perfbot.github.manifest import EVENTS, PERMISSIONS, ManifestError, build_manifest
+from perfbot.github.setup import (
     SetupError,
     SetupOptions,
     api_url_for,
@@ -31,10 +35,6 @@ from perfbot.appsetup import (
     key_path_for,
     new_app_url,
 )
-from perfbot.cli import main
-from perfbot.manifest import EVENTS, PERMISSIONS, ManifestError, build_manifest
-from perfbot.settings import Settings, SettingsError, load_env_file
-from perfbot.worker import HANDLERS, INSTALLATION_EVENTS
 from tests.fakegithub import DEFAULT_PERMISSIONS, FakeGitHub, app_client, serve
 from tests.harness import perfbot_process
 

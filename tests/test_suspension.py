@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from perfbot.suspension import event_time
+from perfbot.app.suspension import event_time
 from tests.paths import shared
 
 

@@ -8,15 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from perfbot.configcache import ConfigCache
-from perfbot.github import (
-    GET_RETRIES,
-    GitHubApp,
-    GitHubError,
-    GitHubUnavailable,
-    RateLimited,
-    TokenGate,
-)
+from perfbot.app.configcache import ConfigCache
+from perfbot.github.app import GitHubApp
+from perfbot.github.errors import GitHubError, GitHubUnavailable, RateLimited
+from perfbot.github.installation import TokenGate
+from perfbot.github.transport import GET_RETRIES
 from tests.fakegithub import rsa_keypair
 from tests.harness import INSTALLATION, World
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from perfbot.handlers.workflow_run import Run
-from perfbot.webhooks import (
+from perfbot.app.handlers.workflow_run import Run
+from perfbot.app.triage import (
     SignatureMismatch,
     WebhookError,
     job_for,

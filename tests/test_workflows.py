@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
+from perfbot.app.repoconfig import RepoConfig
 from perfbot.cli import _parser
-from perfbot.repoconfig import RepoConfig
-from perfbot.report import ReportFile, SideReport, read_side
+from perfbot.engine.sides import ReportFile, SideReport, read_side
 from tests.iperf3 import HOST
 from tests.paths import REPO, shared
 

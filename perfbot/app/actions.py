@@ -21,13 +21,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import httpx
-
-from perfbot.configcache import ConfigCache, FileSource
-from perfbot.github import TokenSession
-from perfbot.handlers.context import JobContext
-from perfbot.handlers.workflow_run import on_workflow_run
-from perfbot.repoconfig import ConfigResult
+from perfbot.app.configcache import ConfigCache, FileSource
+from perfbot.app.handlers.context import JobContext
+from perfbot.app.handlers.workflow_run import on_workflow_run
+from perfbot.app.repoconfig import ConfigResult
+from perfbot.github.installation import TokenSession
+from perfbot.github.transport import Transport
 from perfbot.store.sqlite import SQLiteStore
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
@@ -59,7 +58,7 @@ class _CommentOnlyConfigs(ConfigCache):
 async def comment_for_run(
     job: CommentJob,
     *,
-    transport: httpx.AsyncBaseTransport | None = None,
+    transport: Transport | None = None,
     clock: Callable[[], float] = time.time,
 ) -> None:
     """Post or edit the comment for ``job``'s run; GitHubError and BadPayload propagate."""

@@ -12,9 +12,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from perfbot.engine.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
+from perfbot.engine.sides import ReportFile
 from perfbot.errors import PerfbotError
-from perfbot.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
-from perfbot.report import ReportFile
 
 KiB = 1024
 MiB = 1024 * KiB

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from perfbot.github import CommentInfo
-from perfbot.render import MARKER, with_notices
+from perfbot.engine.render import MARKER, with_notices
+from perfbot.github.types import CommentInfo
 
 
 class CommentApi(Protocol):

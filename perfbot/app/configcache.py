@@ -7,9 +7,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol
 
-from perfbot.github import GitHubError
-from perfbot.repoconfig import ConfigResult, resolve_config
-from perfbot.shared import SharedCalls
+from perfbot.app.repoconfig import ConfigResult, resolve_config
+from perfbot.github.errors import GitHubError
+from perfbot.support.shared import SharedCalls
 
 CONFIG_PATH = ".github/perfbot.yml"
 ORG_CONFIG_REPO = ".github"

@@ -1,6 +1,6 @@
 """``POST /webhook``: verify, de-duplicate and enqueue a delivery, then answer at once.
 
-A plain ASGI app that ``perfbot.app`` serves ahead of Starlette's middleware and router,
+A plain ASGI app that ``perfbot.app.server`` serves ahead of Starlette's middleware and router,
 rather than a Starlette request handler: every delivery GitHub sends passes through
 here, and the Request, the Response, the router and the middleware per delivery cost a
 quarter of the whole ingest (``bench/ingest.py``). So it answers an unexpected error
@@ -29,12 +29,9 @@ from typing import Any
 
 import orjson
 
-from perfbot.manifest import EVENTS
-from perfbot.metrics import Metrics
-from perfbot.settings import Settings
-from perfbot.store import Store
-from perfbot.suspension import event_time
-from perfbot.webhooks import (
+from perfbot.app.settings import Settings
+from perfbot.app.suspension import event_time
+from perfbot.app.triage import (
     MALFORMED_SIGNATURE,
     BodyTimeout,
     Busy,
@@ -46,6 +43,9 @@ from perfbot.webhooks import (
     signature_well_formed,
     verify_signature,
 )
+from perfbot.github.manifest import EVENTS
+from perfbot.store import Store
+from perfbot.support.metrics import Metrics
 
 log = logging.getLogger("perfbot.app")
 
@@ -75,7 +75,7 @@ BODY_DEADLINE_SECONDS = 10.0
 # Every real delivery is tens of KB: while a body has sent no more than this, it may use a
 # share of the budget (the reserve) that larger and chunked bodies past it cannot take.
 SMALL_BODY_BYTES = 64 * 1024
-# perfbot.processes.LIMIT_CONCURRENCY (256) requests and one more, each holding all it
+# perfbot.app.processes.LIMIT_CONCURRENCY (256) requests and one more, each holding all it
 # may of the reserve: at the limit, a new request closes the one waiting longest for its
 # body, which gives its part back only when its task next runs, just after the new one's
 # first read. So the reserve has room for a small body whatever the others hold (their

@@ -2,7 +2,7 @@
 
 Several ``perfbot serve`` processes share one port (``PERFBOT_PROCESSES`` > 1): uvicorn's
 supervisor binds the socket once and starts the processes; each builds its app from the
-environment (``perfbot.app.app_from_environment``). The processes share the store
+environment (``perfbot.app.server.app_from_environment``). The processes share the store
 (SQLite in WAL mode, or PostgreSQL), which already serialises the jobs of one pull
 request and hands each job to one worker, so they need nothing else in common.
 
@@ -10,7 +10,7 @@ Anyone can connect, so the server's own limits are chosen, not defaults: what a 
 may hold before perfbot's ingest sees it (``BoundedHttpTools``: its head), how many
 connections there may be, and who makes room when there are too many: the connection
 or request that has waited longest on its sender, never one whose request has arrived
-whole (``server_config``). The body is ingest's (``perfbot.ingest``).
+whole (``server_config``). The body is ingest's (``perfbot.app.ingest``).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 from uvicorn.supervisors import Multiprocess
 
-from perfbot.app import LOG_LEVEL_VARIABLE
-from perfbot.metrics import MULTIPROCESS_METRICS_VARIABLE
+from perfbot.app.server import LOG_LEVEL_VARIABLE
+from perfbot.support.metrics import MULTIPROCESS_METRICS_VARIABLE
 
-APP_FACTORY = "perfbot.app:app_from_environment"
+APP_FACTORY = "perfbot.app.server:app_from_environment"
 
 # A request's line and headers: GitHub's are about 1.5 KB. h11 refuses a head over this
 # itself (h11_max_incomplete_event_size); httptools has no limit at all (one connection

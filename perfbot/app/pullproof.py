@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from perfbot.github import PullInfo
+from perfbot.github.types import PullInfo
 
 
 @dataclass(frozen=True, slots=True)

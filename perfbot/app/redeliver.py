@@ -44,10 +44,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from perfbot.github import GitHubApp, GitHubError, HookDelivery, RateLimited
-from perfbot.keepalive import Lost, kept
-from perfbot.metrics import Metrics
+from perfbot.github.app import GitHubApp
+from perfbot.github.errors import GitHubError, RateLimited
+from perfbot.github.types import HookDelivery
 from perfbot.store.base import Store
+from perfbot.support.keepalive import Lost, kept
+from perfbot.support.metrics import Metrics
 
 log = logging.getLogger("perfbot.redeliver")
 

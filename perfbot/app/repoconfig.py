@@ -13,8 +13,8 @@ from typing import Any, TypeGuard
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from perfbot.compare import MetricRule, Policy
-from perfbot.escape import clean
+from perfbot.engine.compare import MetricRule, Policy
+from perfbot.engine.escape import clean
 from perfbot.model import Better
 
 MAX_FILE_BYTES = 64 * 1024

@@ -1,4 +1,4 @@
-"""The web app: webhook ingest (``perfbot.ingest``), health and metrics, and the lifespan."""
+"""The web app: webhook ingest (``perfbot.app.ingest``), health and metrics, and the lifespan."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -20,14 +19,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from perfbot import logs
-from perfbot.github import GitHubApp
-from perfbot.ingest import WebhookEndpoint
-from perfbot.metrics import Metrics
-from perfbot.redeliver import Redeliverer, Sleep
-from perfbot.settings import Settings
+from perfbot.app.ingest import WebhookEndpoint
+from perfbot.app.redeliver import Redeliverer, Sleep
+from perfbot.app.settings import Settings
+from perfbot.app.worker import Worker
+from perfbot.github.app import GitHubApp
+from perfbot.github.transport import Transport
 from perfbot.store import Store, open_store
-from perfbot.worker import Worker
+from perfbot.support import logs
+from perfbot.support.metrics import Metrics
 
 log = logging.getLogger("perfbot.app")
 
@@ -49,7 +49,7 @@ class Services:
 def create_app(
     settings: Settings,
     *,
-    github_transport: httpx.AsyncBaseTransport | None = None,
+    github_transport: Transport | None = None,
     run_workers: bool = True,
     clock: Callable[[], float] = time.time,
     redelivery_sleep: Sleep = asyncio.sleep,
@@ -146,7 +146,7 @@ def create_app(
 class PerfbotApp(Starlette):
     """Starlette, with ``POST /webhook`` served before its middleware and router.
 
-    The webhook is perfbot's one hot path (``perfbot.ingest``); everything else, the
+    The webhook is perfbot's one hot path (``perfbot.app.ingest``); everything else, the
     lifespan included, is plain Starlette.
     """
 

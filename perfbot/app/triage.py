@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 import orjson
 import simdjson
 
-from perfbot.commands import parse_command
+from perfbot.app.commands import parse_command
 from perfbot.errors import PerfbotError
 from perfbot.store.base import NewJob
 

@@ -14,16 +14,17 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from perfbot.configcache import ConfigCache
-from perfbot.github import GitHubApp, GitHubError, RateLimited
-from perfbot.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
-from perfbot.handlers.context import JobContext
-from perfbot.handlers.workflow_run import BadPayload, on_workflow_run
-from perfbot.keepalive import Lost, kept
-from perfbot.metrics import Metrics
-from perfbot.retry import MAX_ATTEMPTS, retry_delay
-from perfbot.settings import DEFAULT_LEASE_SECONDS
+from perfbot.app.configcache import ConfigCache
+from perfbot.app.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
+from perfbot.app.handlers.context import JobContext
+from perfbot.app.handlers.workflow_run import BadPayload, on_workflow_run
+from perfbot.app.settings import DEFAULT_LEASE_SECONDS
+from perfbot.github.app import GitHubApp
+from perfbot.github.errors import GitHubError, RateLimited
 from perfbot.store.base import Job, Store
+from perfbot.support.keepalive import Lost, kept
+from perfbot.support.metrics import Metrics
+from perfbot.support.retry import MAX_ATTEMPTS, retry_delay
 
 log = logging.getLogger("perfbot.worker")
 

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from perfbot import formats
-from perfbot.compare import Policy, compare
-from perfbot.escape import clean
-from perfbot.export import comparison_document
-from perfbot.localfiles import is_within, read_tree
-from perfbot.render import RenderContext, render
-from perfbot.report import SideReport, read_side
+from perfbot.cli.localfiles import is_within, read_tree
+from perfbot.engine import formats
+from perfbot.engine.compare import Policy, compare
+from perfbot.engine.escape import clean
+from perfbot.engine.export import comparison_document
+from perfbot.engine.render import RenderContext, render
+from perfbot.engine.sides import SideReport, read_side
 
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE = 0, 1, 2
 EXIT_FAILED = 1  # perfbot comment: GitHub refused or failed
@@ -273,10 +273,10 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         import uvicorn
 
-        from perfbot import logs
-        from perfbot.app import create_app
-        from perfbot.processes import serve_processes, server_config
-        from perfbot.settings import Settings, SettingsError, load_env_file
+        from perfbot.app.processes import serve_processes, server_config
+        from perfbot.app.server import create_app
+        from perfbot.app.settings import Settings, SettingsError, load_env_file
+        from perfbot.support import logs
     except ModuleNotFoundError as exc:
         # A partial install (pip --no-deps, a distribution's package): one sentence, no
         # traceback. The App's dependencies are perfbot's own, so a reinstall brings them.
@@ -321,8 +321,8 @@ async def _prepare_store(database_url: str) -> None:
 
 
 def _setup(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfbot.appsetup import SetupOptions, run_setup
     from perfbot.errors import PerfbotError
+    from perfbot.github.setup import SetupOptions, run_setup
 
     options = SetupOptions(
         public_url=args.public_url,
@@ -344,10 +344,10 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import asyncio
     import logging
 
-    from perfbot.actions_comment import DEFAULT_API_URL, CommentJob, comment_for_run
+    from perfbot.app.actions import DEFAULT_API_URL, CommentJob, comment_for_run
     from perfbot.errors import PerfbotError
-    from perfbot.github import GitHubError
-    from perfbot.logs import QUIET_LOGGERS
+    from perfbot.github.errors import GitHubError
+    from perfbot.support.logs import QUIET_LOGGERS
 
     owner, _, name = str(args.repo).partition("/")
     if not owner or not name or "/" in name:
@@ -387,7 +387,3 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"perfbot: run {job.run_id} of {args.repo}: {exc}", file=err)
         return EXIT_FAILED
     return EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Literal
 
+from perfbot.engine.sides import Series, SideReport
 from perfbot.model import Better, FailedCase
-from perfbot.report import Series, SideReport
 
 Side = Literal["base", "head"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfbot.compare import Comparison, MetricResult, Stats
+from perfbot.engine.compare import Comparison, MetricResult, Stats
 
 
 def comparison_document(comparison: Comparison) -> dict[str, Any]:

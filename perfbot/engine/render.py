@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from perfbot.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
-from perfbot.escape import code, short_sha, text
+from perfbot.engine.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
+from perfbot.engine.escape import code, short_sha, text
 
 MARKER = "<!-- perfbot:report -->"
 # GitHub refuses comment bodies over 65,536 characters; bytes are counted here, which is

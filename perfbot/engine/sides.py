@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from perfbot import formats
+from perfbot.engine import formats
 from perfbot.errors import ReportError, UnknownFormat
 from perfbot.model import (
     DEFAULT_PLATFORM,
@@ -19,7 +19,7 @@ from perfbot.model import (
     Parsed,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("perfbot.report")  # the name it had before the engine package
 
 # A report file larger than this is refused before it is decoded: the biggest real
 # reports (twister.json of a full CI run) are tens of megabytes.

@@ -40,8 +40,8 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from perfbot.errors import PerfbotError
-from perfbot.github import USER_AGENT
-from perfbot.manifest import EVENTS, PERMISSIONS, base_url, build_manifest
+from perfbot.github.manifest import EVENTS, PERMISSIONS, base_url, build_manifest
+from perfbot.github.transport import USER_AGENT
 
 DEFAULT_GITHUB_URL: Final = "https://github.com"
 DEFAULT_PORT: Final = 3000

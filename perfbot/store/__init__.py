@@ -1,4 +1,9 @@
-"""The durable store: its interface, and ``open_store`` choosing a backend from a URL."""
+"""The durable store: its interface, and ``open_store`` choosing a backend from a URL.
+
+The backends are imported when a store is opened, not with this package: importing the
+store's types (``perfbot.store.base``: ``NewJob``, ``Job``, ``PullState``…) loads neither
+sqlite3 nor psycopg.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, Store
-from perfbot.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
     from perfbot.store.postgres import DatabaseUnavailable, PostgresStore
+    from perfbot.store.sqlite import SQLiteStore
 
 __all__ = [
     "DatabaseUnavailable",
@@ -39,6 +44,8 @@ def open_store(database_url: str, *, pool_size: int | None = None) -> Store:
     raises ``ValueError``; an unreachable database raises ``DatabaseUnavailable`` from
     ``setup()``. Neither message contains the password.
     """
+    from perfbot.store.sqlite import SQLiteStore  # noqa: PLC0415
+
     scheme, sep, _ = database_url.partition("://")
     if sep and scheme.split("+")[0].lower() in _POSTGRES_SCHEMES:
         try:
@@ -73,9 +80,14 @@ def _without_password(url: str) -> str:
 
 
 def __getattr__(name: str) -> Any:
-    """The PostgreSQL store's names, imported on first use: psycopg is an optional extra."""
+    """The backends' names, imported on first use: psycopg is an optional extra, and the
+    store's types are read where no database is opened (triage)."""
     if name in ("DatabaseUnavailable", "PostgresStore"):
         from perfbot.store import postgres  # noqa: PLC0415
 
         return getattr(postgres, name)
+    if name == "SQLiteStore":
+        from perfbot.store import sqlite  # noqa: PLC0415
+
+        return sqlite.SQLiteStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -65,7 +65,7 @@ class JobOutcome:
 
 @dataclass(frozen=True, slots=True)
 class SweepRecord:
-    """The newest sweep for missed deliveries, by any process (``perfbot.redeliver``).
+    """The newest sweep for missed deliveries, by any process (``perfbot.app.redeliver``).
 
     ``started_at``: when it started, on its process's clock. ``cursor``: the
     ``delivered_at`` (GitHub's time) of the newest attempt the newest complete sweep read,

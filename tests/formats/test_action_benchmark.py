@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from perfbot.engine.formats.action_benchmark import FORMAT, direction_from_path
+from perfbot.engine.formats.perfbot_json import FORMAT as PERFBOT_JSON
 from perfbot.errors import ParseError
-from perfbot.formats.action_benchmark import FORMAT, direction_from_path
-from perfbot.formats.perfbot_json import FORMAT as PERFBOT_JSON
 from perfbot.model import Better, Measurement, ParseContext, Parsed
 from tests.paths import shared
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from perfbot.errors import ParseError
-from perfbot.formats._common import (
+from perfbot.engine.formats._common import (
     finite_number,
     guess_better,
     guess_unit,
     load_json,
     number_from_text,
 )
+from perfbot.errors import ParseError
 from perfbot.model import Better
 
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perfbot.engine.formats.dperf import FORMAT
 from perfbot.errors import ParseError
-from perfbot.formats.dperf import FORMAT
 from perfbot.model import Better, ParseContext, Parsed
 from tests.paths import shared
 

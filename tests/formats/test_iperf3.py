@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from perfbot.engine.formats._base import SNIFF_BYTES
+from perfbot.engine.formats.iperf3 import FORMAT, MAX_REASON
 from perfbot.errors import ParseError
-from perfbot.formats._base import SNIFF_BYTES
-from perfbot.formats.iperf3 import FORMAT, MAX_REASON
 from perfbot.model import Better, Measurement, ParseContext, Parsed
 from tests.paths import shared
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perfbot.engine.formats.netperf import FORMAT, MAX_REASON
 from perfbot.errors import ParseError
-from perfbot.formats.netperf import FORMAT, MAX_REASON
 from perfbot.model import Better, ParseContext, Parsed
 from tests.paths import shared
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from perfbot.engine.formats.twister import FORMAT
 from perfbot.errors import ParseError
-from perfbot.formats.twister import FORMAT
 from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
 from tests.paths import shared
 

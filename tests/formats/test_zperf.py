@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from perfbot.engine.formats.zperf import FORMAT, INCOMPLETE_REASON
 from perfbot.errors import ParseError
-from perfbot.formats.zperf import FORMAT, INCOMPLETE_REASON
 from perfbot.model import Better, FailedCase, ParseContext, Parsed
 from tests.paths import shared
 

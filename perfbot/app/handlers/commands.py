@@ -7,14 +7,15 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perfbot.commands import HELP_TEXT, parse_command
-from perfbot.escape import code
-from perfbot.github import ROLES, GitHubError, PullInfo, Reaction, WorkflowRunInfo
-from perfbot.handlers.context import JobContext
-from perfbot.handlers.workflow_run import BadPayload, publish
-from perfbot.repoconfig import ConfigResult
+from perfbot.app.commands import HELP_TEXT, parse_command
+from perfbot.app.handlers.context import JobContext
+from perfbot.app.handlers.workflow_run import BadPayload, publish
+from perfbot.app.repoconfig import ConfigResult
+from perfbot.app.suspension import event_time
+from perfbot.engine.escape import code
+from perfbot.github.errors import GitHubError
+from perfbot.github.types import ROLES, PullInfo, Reaction, WorkflowRunInfo
 from perfbot.store.base import PullState
-from perfbot.suspension import event_time
 
 # A run in one of these states will report on its own: a rerun starts nothing more.
 PENDING_STATUSES = frozenset({"queued", "in_progress", "requested", "waiting", "pending"})

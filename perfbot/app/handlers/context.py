@@ -8,10 +8,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from perfbot.configcache import ConfigCache
-from perfbot.github import GitHubUnavailable, Installation, PullInfo
-from perfbot.keepalive import Lost, kept
+from perfbot.app.configcache import ConfigCache
+from perfbot.github.errors import GitHubUnavailable
+from perfbot.github.installation import Installation
+from perfbot.github.types import PullInfo
 from perfbot.store.base import Store
+from perfbot.support.keepalive import Lost, kept
 
 # A PR's lock is refreshed while held, so it can be short: when its process dies, the
 # PR waits at most this long for the next job.

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from perfbot.artifacts import (
+from perfbot.app.artifacts import (
     ArtifactContents,
     ArtifactError,
     ArtifactLimits,
@@ -15,13 +15,13 @@ from perfbot.artifacts import (
     read_report_zip,
     zip_sha256,
 )
-from perfbot.commenting import compose, upsert_comment
-from perfbot.compare import Verdict, compare
-from perfbot.escape import code, short_sha, text
-from perfbot.github import ArtifactGone, ArtifactInfo, Conclusion, GitHubError, PullInfo
-from perfbot.handlers.context import JobContext
-from perfbot.pullproof import RunIdentity, prove_pull
-from perfbot.render import (
+from perfbot.app.comment import compose, upsert_comment
+from perfbot.app.handlers.context import JobContext
+from perfbot.app.pullproof import RunIdentity, prove_pull
+from perfbot.app.repoconfig import ConfigResult
+from perfbot.engine.compare import Verdict, compare
+from perfbot.engine.escape import code, short_sha, text
+from perfbot.engine.render import (
     GITHUB_BODY_LIMIT,
     NOTICE_RESERVE,
     RenderContext,
@@ -30,8 +30,9 @@ from perfbot.render import (
     render_error,
     skipped_notices,
 )
-from perfbot.repoconfig import ConfigResult
-from perfbot.report import read_side, split_sides
+from perfbot.engine.sides import read_side, split_sides
+from perfbot.github.errors import ArtifactGone, GitHubError
+from perfbot.github.types import ArtifactInfo, Conclusion, PullInfo
 from perfbot.store.base import PullState
 
 LIMITS = ArtifactLimits()

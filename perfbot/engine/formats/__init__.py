@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from perfbot.formats import (
+from perfbot.engine.formats import (
     action_benchmark,
     dperf,
     iperf3,
@@ -14,7 +14,7 @@ from perfbot.formats import (
     twister,
     zperf,
 )
-from perfbot.formats._base import SNIFF_BYTES, Format
+from perfbot.engine.formats._base import SNIFF_BYTES, Format
 
 # Explicit, one line per format; on equal confidence the earlier one wins.
 REGISTRY: tuple[Format, ...] = (

@@ -5,9 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from perfbot.engine.formats._base import Format
+from perfbot.engine.formats._common import (
+    finite_number,
+    kind_of,
+    load_json,
+    number_from_text,
+    shown_value,
+)
 from perfbot.errors import ParseError
-from perfbot.formats._base import Format
-from perfbot.formats._common import finite_number, kind_of, load_json, number_from_text, shown_value
 from perfbot.model import Better, Measurement, ParseContext, Parsed
 
 NAME = "github-action-benchmark"

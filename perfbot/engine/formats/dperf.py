@@ -7,9 +7,9 @@ import re
 import statistics
 from dataclasses import dataclass
 
+from perfbot.engine.formats._base import Format
+from perfbot.engine.formats._common import number_from_text
 from perfbot.errors import ParseError
-from perfbot.formats._base import Format
-from perfbot.formats._common import number_from_text
 from perfbot.model import Better, Measurement, ParseContext, Parsed
 
 NAME = "dperf"

@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from perfbot.engine.formats._base import Format
+from perfbot.engine.formats._common import finite_number, load_json
 from perfbot.errors import ParseError
-from perfbot.formats._base import Format
-from perfbot.formats._common import finite_number, load_json
 from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
 
 NAME = "iperf3"

@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from perfbot.engine.formats._base import SNIFF_BYTES, Format
+from perfbot.engine.formats._common import number_from_text
 from perfbot.errors import ParseError
-from perfbot.formats._base import SNIFF_BYTES, Format
-from perfbot.formats._common import number_from_text
 from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
 
 NAME = "netperf"

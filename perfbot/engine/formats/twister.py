@@ -9,15 +9,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from perfbot.errors import ParseError
-from perfbot.formats._base import Format
-from perfbot.formats._common import (
+from perfbot.engine.formats._base import Format
+from perfbot.engine.formats._common import (
     finite_number,
     guess_better,
     guess_unit,
     load_json,
     number_from_text,
 )
+from perfbot.errors import ParseError
 from perfbot.model import FailedCase, Measurement, ParseContext, Parsed
 
 NAME = "twister"

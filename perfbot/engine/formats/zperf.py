@@ -6,9 +6,9 @@ import re
 import string
 from collections.abc import Iterator
 
+from perfbot.engine.formats._base import Format
+from perfbot.engine.formats._common import guess_better, guess_unit, number_from_text
 from perfbot.errors import ParseError
-from perfbot.formats._base import Format
-from perfbot.formats._common import guess_better, guess_unit, number_from_text
 from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
 
 NAME = "zperf"

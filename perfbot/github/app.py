@@ -1,0 +1,125 @@
+"""The App: its JWT-authenticated client, a client per installation, and its delivery log."""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+import httpx
+from githubkit import AppAuthStrategy
+
+from perfbot.github.installation import Installation, TokenGate
+from perfbot.github.transport import PAGE_SIZE, _call, _client, _pools, _SharedTransport
+from perfbot.github.types import HookDelivery
+from perfbot.support.metrics import Metrics
+from perfbot.support.shared import SharedCalls
+
+# The name this logger had before perfbot.github became a package.
+log = logging.getLogger("perfbot.github")
+
+
+class GitHubApp:
+    """The App: its JWT-authenticated client and a client per installation."""
+
+    def __init__(
+        self,
+        app_id: int,
+        private_key: str,
+        base_url: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        metrics: Metrics | None = None,
+        max_connections: int = 32,
+    ) -> None:
+        self.app_id = app_id
+        self._transport = _SharedTransport(transport or _pools(max_connections), metrics)
+        # Storage gets pools of its own: in a pool shared by two hosts, a request waiting
+        # for one host closes an idle connection to the other, and under load every
+        # artifact download would cost two new connections.
+        self._storage_transport = (
+            self._transport if transport else _SharedTransport(_pools(max_connections), metrics)
+        )
+        self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._transport)
+        self._bot_login: str | None = None
+        self._asking_bot_login: SharedCalls[None, str] = SharedCalls()
+        self._token_gates: dict[int, TokenGate] = {}
+
+    def installation(self, installation_id: int) -> Installation:
+        auth = self._github.auth.as_installation(installation_id)
+        gate = self._token_gates.get(installation_id)
+        if gate is None:
+            gate = self._token_gates[installation_id] = TokenGate()
+        return Installation(
+            self._github.with_auth(auth),
+            self._storage_transport,
+            self.app_id,
+            gate,
+            installation_id=installation_id,
+        )
+
+    async def bot_login(self) -> str:
+        """``<slug>[bot]``, the login of the App's comments (asked once, then cached).
+
+        Jobs asking together share one request, and its failure: they don't queue up to
+        ask one after another behind a GitHub that does not answer.
+        """
+        if self._bot_login is not None:
+            return self._bot_login
+        return await self._asking_bot_login.call(None, self._ask_bot_login)
+
+    async def _ask_bot_login(self) -> str:
+        response = await _call("GET", self._github.rest.apps.async_get_authenticated)
+        app = response.parsed_data
+        slug = app.slug if app is not None and app.slug else str(self.app_id)
+        self._bot_login = f"{slug}[bot]"
+        return self._bot_login
+
+    async def list_hook_deliveries(self, since: float, max_pages: int) -> list[HookDelivery]:
+        """The App webhook's delivery attempts since ``since`` (UNIX seconds), newest first.
+
+        Follows the ``cursor`` of the Link header's ``next`` page and stops at the first
+        attempt older than ``since`` or after ``max_pages`` pages.
+        """
+        attempts: list[HookDelivery] = []
+        cursor: str | None = None
+        for _ in range(max_pages):
+            list_page = self._github.rest.apps.async_list_webhook_deliveries
+            send = (
+                partial(list_page, per_page=PAGE_SIZE, cursor=cursor)
+                if cursor
+                else partial(list_page, per_page=PAGE_SIZE)
+            )
+            response = await _call("GET", send)
+            for item in response.parsed_data:
+                delivered_at = item.delivered_at.timestamp()
+                if delivered_at < since:
+                    return attempts
+                attempts.append(
+                    HookDelivery(
+                        id=item.id,
+                        guid=item.guid,
+                        delivered_at=delivered_at,
+                        ok=item.status == "OK" and 200 <= item.status_code < 300,
+                        event=item.event,
+                        action=item.action,
+                    )
+                )
+            next_url = response.raw_response.links.get("next", {}).get("url")
+            cursor = httpx.URL(next_url).params.get("cursor") if next_url else None
+            if not cursor:
+                return attempts
+        log.warning(
+            "delivery log longer than %s pages: the older attempts were not read", max_pages
+        )
+        return attempts
+
+    async def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to send the delivery attempt ``delivery_id`` again (never retried here)."""
+        await _call(
+            "POST", partial(self._github.rest.apps.async_redeliver_webhook_delivery, delivery_id)
+        )
+
+    async def close(self) -> None:
+        await self._transport.close()
+        if self._storage_transport is not self._transport:
+            await self._storage_transport.close()

@@ -1,0 +1,42 @@
+"""The typed errors every GitHub call maps its failures to (``retryable`` says: try later)."""
+
+from __future__ import annotations
+
+from perfbot.errors import PerfbotError
+
+
+class GitHubError(PerfbotError):
+    """A GitHub call failed; ``retryable`` says whether the job should be tried again."""
+
+    retryable = False
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubUnavailable(GitHubError):
+    """5xx, a timeout or a connection error: try again later."""
+
+    retryable = True
+
+
+class RateLimited(GitHubError):
+    """A primary or secondary rate limit: try again after ``retry_after`` seconds."""
+
+    retryable = True
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message, 403)
+        self.retry_after = retry_after
+
+
+class AuthFailed(GitHubError):
+    """401: a wrong key, a revoked installation or a skewed clock. Retried (with backoff)
+    so that deliveries survive until the operator fixes the credentials."""
+
+    retryable = True
+
+
+class ArtifactGone(GitHubError):
+    """The artifact expired or was deleted (404/410)."""

@@ -1,0 +1,71 @@
+"""What perfbot reads from GitHub, as plain frozen dataclasses.
+
+Importable without githubkit, httpx or aiohttp: the App's logic (comment, PR proof,
+handlers) takes these types, and only ``installation`` converts GitHub's models into them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactInfo:
+    id: int
+    name: str
+    size_in_bytes: int
+    expired: bool
+    digest: str | None
+    run_id: int | None
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class PullInfo:
+    number: int
+    state: str
+    head_sha: str
+    head_ref: str
+    head_repo_id: int | None
+    base_repo_id: int
+    base_ref: str
+    base_sha: str
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CommentInfo:
+    id: int
+    body: str
+    user_login: str
+    app_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowRunInfo:
+    id: int
+    name: str
+    path: str
+    status: str
+    head_sha: str
+    event: str
+
+
+@dataclass(frozen=True, slots=True)
+class HookDelivery:
+    """One attempt in the App webhook's delivery log (a redelivery is another attempt)."""
+
+    id: int  # of this attempt: what a redelivery is asked for
+    guid: str  # the X-GitHub-Delivery header, shared by every attempt of one event
+    delivered_at: float  # UNIX seconds
+    ok: bool  # status "OK" with a 2xx status code
+    event: str
+    action: str | None
+
+
+# Repository roles from the least to the most powerful (collaborator-permission API).
+ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+CHECK_RUN_TEXT_LIMIT = 65_535
+Reaction = Literal["eyes", "rocket", "confused"]
+Conclusion = Literal["success", "neutral", "failure"]
