@@ -146,8 +146,8 @@ async def test_a_run_that_lost_its_lease_stops_and_the_new_claim_finishes(
         test_handler.release.set()
 
         async def done() -> bool:
-            status = await store.job_status("d1")
-            return status is not None and status[0] is JobStatus.DONE
+            outcome = await store.job_outcome("d1")
+            return outcome is not None and outcome.status is JobStatus.DONE
 
         await wait_for(done, 10)
     finally:
@@ -187,8 +187,8 @@ async def test_a_run_whose_lease_extension_hangs_stops_before_another_claim(
         test_handler.release.set()
 
         async def done() -> bool:
-            status = await store.job_status("d1")
-            return status is not None and status[0] is JobStatus.DONE
+            outcome = await store.job_outcome("d1")
+            return outcome is not None and outcome.status is JobStatus.DONE
 
         await wait_for(done, 10)
     finally:

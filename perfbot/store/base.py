@@ -171,9 +171,6 @@ class Store(Protocol):
     async def queue_depth(self, now: float) -> int:
         """Jobs QUEUED or RUNNING (not DONE, not FAILED)."""
 
-    async def job_status(self, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:
-        """(status, attempts, last_error) of a delivery's job, or None."""
-
     async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
         """The status, attempts, last error and done reason of a delivery's job, or None."""
 

@@ -28,7 +28,7 @@ from perfbot.store._rows import (
     set_suspended,
     upsert_pull,
 )
-from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, SweepRecord
+from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
 
 T = TypeVar("T")
 
@@ -412,17 +412,6 @@ class PostgresStore:
         )
         assert row is not None
         return int(row[0])
-
-    async def job_status(self, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:
-        row = await self._fetchone(
-            "SELECT status, attempts, last_error FROM jobs WHERE delivery_id = %s"
-            " ORDER BY id DESC LIMIT 1",
-            (delivery_id,),
-        )
-        if row is None:
-            return None
-        status, attempts, last_error = row
-        return JobStatus(status), int(attempts), last_error
 
     async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
         row = await self._fetchone(

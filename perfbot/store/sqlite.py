@@ -26,7 +26,7 @@ from perfbot.store._rows import (
     set_suspended,
     upsert_pull,
 )
-from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, SweepRecord
+from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
 from perfbot.store.presence import Presence
 
 P = ParamSpec("P")
@@ -328,9 +328,6 @@ class SQLiteStore:
     async def queue_depth(self, now: float) -> int:
         return await self._run(_queue_depth)
 
-    async def job_status(self, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:
-        return await self._run(_job_status, delivery_id)
-
     async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
         return await self._run(_job_outcome, delivery_id)
 
@@ -558,20 +555,6 @@ def _queue_depth(conn: sqlite3.Connection) -> int:
         "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')"
     ).fetchone()
     return int(count)
-
-
-def _job_status(
-    conn: sqlite3.Connection, delivery_id: str
-) -> tuple[JobStatus, int, str | None] | None:
-    row = conn.execute(
-        "SELECT status, attempts, last_error FROM jobs WHERE delivery_id = ?"
-        " ORDER BY id DESC LIMIT 1",
-        (delivery_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    status, attempts, last_error = row
-    return JobStatus(status), int(attempts), last_error
 
 
 def _job_outcome(conn: sqlite3.Connection, delivery_id: str) -> JobOutcome | None:

@@ -19,6 +19,7 @@ from perfbot.store import DatabaseUnavailable, JobStatus, NewJob, PostgresStore,
 from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
 from perfbot.store._pg_migrations import PG_MIGRATIONS
 from perfbot.store.postgres import SERIAL_KEY_LOCK_SPACE
+from tests.store.helpers import job_status
 
 NOW = 1_000.0
 LEASE = 60.0
@@ -187,8 +188,8 @@ async def test_an_error_with_a_nul_character_is_kept_readable(replica: Replica) 
     await store.retry_later(first.id, "w", NOW + 5, "bad name a\x00b", NOW)
     await store.give_up(second.id, "w", "bad name c\x00d", NOW)
 
-    assert await store.job_status(first.delivery_id) == (JobStatus.QUEUED, 1, "bad name a\ufffdb")
-    assert await store.job_status(second.delivery_id) == (JobStatus.FAILED, 1, "bad name c\ufffdd")
+    assert await job_status(store, first.delivery_id) == (JobStatus.QUEUED, 1, "bad name a\ufffdb")
+    assert await job_status(store, second.delivery_id) == (JobStatus.FAILED, 1, "bad name c\ufffdd")
 
 
 # Migrations -----------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from perfbot.store import sqlite as sqlite_store
 from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
 from perfbot.store._pg_migrations import PG_MIGRATIONS
 from perfbot.store.base import SweepRecord
+from tests.store.helpers import job_status
 
 NOW = 1_000.0
 LEASE = 60.0
@@ -139,7 +140,7 @@ async def test_a_delivery_without_a_job_is_remembered_and_enqueues_nothing(store
     assert await store.delivery_seen("d1")
     assert not await store.delivery_seen("d2")
     assert await store.queue_depth(NOW) == 0
-    assert await store.job_status("d1") is None
+    assert await job_status(store, "d1") is None
     # Seen once without a job, a redelivery with one still adds nothing.
     assert not await store.record_delivery("d1", "ping", None, new_job(), NOW)
     assert await store.queue_depth(NOW) == 0
@@ -194,7 +195,7 @@ async def test_claim_returns_the_job_leased_to_its_owner(store: Store) -> None:
     assert (claimed.serial_key, claimed.installation_id) == ("pr-9", 42)
     assert (claimed.attempts, claimed.created_at) == (1, NOW)
     assert (claimed.lease_owner, claimed.lease_until) == ("w1", NOW + 35.0)
-    assert await store.job_status("d1") == (JobStatus.RUNNING, 1, None)
+    assert await job_status(store, "d1") == (JobStatus.RUNNING, 1, None)
 
 
 async def test_claim_takes_the_earliest_due_then_the_first_enqueued(store: Store) -> None:
@@ -254,13 +255,13 @@ async def test_an_abandoned_job_is_claimed_again_with_one_more_attempt(store: St
 
     assert again is not None
     assert (again.id, again.attempts, again.lease_owner) == (first.id, 2, "w2")
-    assert await store.job_status("d1") == (JobStatus.RUNNING, 2, None)
+    assert await job_status(store, "d1") == (JobStatus.RUNNING, 2, None)
     # The worker that came back late no longer owns it.
     assert not await store.extend_lease(first.id, "dead-worker", LEASE, NOW + 12)
     await store.complete(first.id, "dead-worker", NOW + 12)
-    assert await store.job_status("d1") == (JobStatus.RUNNING, 2, None)
+    assert await job_status(store, "d1") == (JobStatus.RUNNING, 2, None)
     await store.complete(first.id, "w2", NOW + 13)
-    assert await store.job_status("d1") == (JobStatus.DONE, 2, None)
+    assert await job_status(store, "d1") == (JobStatus.DONE, 2, None)
 
 
 async def test_extend_lease_keeps_others_away(store: Store) -> None:
@@ -291,7 +292,7 @@ async def test_complete_finishes_the_job(store: Store) -> None:
     job = await store.claim("w1", LEASE, NOW)
     assert job is not None
     await store.complete(job.id, "w1", NOW + 1)
-    assert await store.job_status("d1") == (JobStatus.DONE, 1, None)
+    assert await job_status(store, "d1") == (JobStatus.DONE, 1, None)
     assert await store.queue_depth(NOW + 1) == 0
     assert await store.claim("w1", LEASE, NOW + 1_000) is None
 
@@ -328,7 +329,7 @@ async def test_give_up_fails_the_job_for_good(store: Store) -> None:
     job = await store.claim("w1", LEASE, NOW)
     assert job is not None
     await store.give_up(job.id, "w1", "404 from the API", NOW + 1)
-    assert await store.job_status("d1") == (JobStatus.FAILED, 1, "404 from the API")
+    assert await job_status(store, "d1") == (JobStatus.FAILED, 1, "404 from the API")
     assert await store.queue_depth(NOW + 1) == 0
     assert await store.claim("w1", LEASE, NOW + 1_000) is None
 
@@ -338,7 +339,7 @@ async def test_retry_later_requeues_the_job_until_it_is_due(store: Store) -> Non
     job = await store.claim("w1", LEASE, NOW)
     assert job is not None
     await store.retry_later(job.id, "w1", NOW + 30, "502 from the API", NOW + 1)
-    assert await store.job_status("d1") == (JobStatus.QUEUED, 1, "502 from the API")
+    assert await job_status(store, "d1") == (JobStatus.QUEUED, 1, "502 from the API")
 
     # Neither before it is due, even once the old lease would have expired.
     assert await store.claim("w2", LEASE, NOW + 29) is None
@@ -361,7 +362,7 @@ async def test_only_the_lease_owner_can_finish_a_job(store: Store, finish: str) 
     else:
         await store.give_up(job.id, "intruder", "boom", NOW + 1)
 
-    assert await store.job_status("d1") == (JobStatus.RUNNING, 1, None)
+    assert await job_status(store, "d1") == (JobStatus.RUNNING, 1, None)
     assert await store.claim("w2", LEASE, NOW + 3) is None  # still leased to w1
 
 
@@ -372,7 +373,7 @@ async def test_a_finished_job_cannot_be_finished_again(store: Store) -> None:
     await store.complete(job.id, "w1", NOW + 1)
     await store.give_up(job.id, "w1", "late", NOW + 2)
     await store.retry_later(job.id, "w1", NOW + 3, "late", NOW + 2)
-    assert await store.job_status("d1") == (JobStatus.DONE, 1, None)
+    assert await job_status(store, "d1") == (JobStatus.DONE, 1, None)
 
 
 async def test_queue_depth_counts_queued_and_running_jobs(store: Store) -> None:
@@ -389,7 +390,7 @@ async def test_queue_depth_counts_queued_and_running_jobs(store: Store) -> None:
     await store.give_up(claimed["failed"], "w1", "no", NOW)
 
     assert await store.queue_depth(NOW) == 2
-    assert await store.job_status("nope") is None
+    assert await job_status(store, "nope") is None
 
 
 # Locks -------------------------------------------------------------------------------------
@@ -492,11 +493,11 @@ async def test_a_claim_by_one_store_is_seen_by_another(connect: Connect) -> None
     job = await second.claim("w2", LEASE, NOW)
 
     assert job is not None
-    assert await first.job_status("d1") == (JobStatus.RUNNING, 1, None)
+    assert await job_status(first, "d1") == (JobStatus.RUNNING, 1, None)
     assert await first.claim("w1", LEASE, NOW) is None
     await first.complete(job.id, "w1", NOW)  # not first's worker's job
     await second.complete(job.id, "w2", NOW)
-    assert await first.job_status("d1") == (JobStatus.DONE, 1, None)
+    assert await job_status(first, "d1") == (JobStatus.DONE, 1, None)
 
 
 async def test_racing_stores_hand_each_job_to_exactly_one_owner(connect: Connect) -> None:
