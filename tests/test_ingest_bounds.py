@@ -22,6 +22,7 @@ from perfbot.app.settings import Settings
 from perfbot.app.triage import sign
 from perfbot.store import SQLiteStore
 from perfbot.support.metrics import Metrics
+from tests.deadline import within
 from tests.fakegithub import serve
 from tests.harness import (
     INSTALLATION,
@@ -118,7 +119,7 @@ async def call(
     app: WebhookEndpoint, headers: dict[str, str], receive: Callable[[], Awaitable[Message]]
 ) -> Responses:
     responses = Responses()
-    await asyncio.wait_for(app(scope(headers), receive, responses.send), 10)
+    await within(app(scope(headers), receive, responses.send), 10)
     return responses
 
 
@@ -245,7 +246,7 @@ async def test_large_unverified_bodies_share_a_budget_that_small_deliveries_keep
     attack = {"x-hub-signature-256": WELL_FORMED_BUT_WRONG, "content-length": str(4 * MIB)}
     held = HeldBody(b"x" * (2 * MIB))
     holder = asyncio.create_task(call(app, attack, held.receive))
-    await asyncio.wait_for(held.first_sent.wait(), 5)
+    await within(held.first_sent.wait(), 5)
     await wait_for(lambda: budget.used == 2 * MIB)  # what it sent, held while it waits
 
     # A second large body finds no room once it passes the small bodies' size.
@@ -262,7 +263,7 @@ async def test_large_unverified_bodies_share_a_budget_that_small_deliveries_keep
     assert ("record_delivery", "guid-1", "workflow_run", "completed") in store.calls
 
     held.release.set()
-    assert (await asyncio.wait_for(holder, 5)).sent == []  # it hung up: no answer
+    assert (await within(holder, 5)).sent == []  # it hung up: no answer
     assert budget.used == 0
 
 
@@ -297,14 +298,14 @@ async def test_a_withheld_body_holds_only_what_it_sent_not_what_it_declared(
     senders = [HeldBody(b"x") for _ in range(16)]
     holders = [asyncio.create_task(call(app, attack, s.receive)) for s in senders]
     for sender in senders:
-        await asyncio.wait_for(sender.first_sent.wait(), 5)
+        await within(sender.first_sent.wait(), 5)
     await wait_for(lambda: budget.used == len(senders))
     body, headers = signed("workflow_run", {"action": "completed"})
     served = await call(app, headers, chunks(body[:10], body[10:]))
     assert served.status == 202
     for sender in senders:
         sender.release.set()
-    await asyncio.wait_for(asyncio.gather(*holders), 5)
+    await within(asyncio.gather(*holders), 5)
     assert budget.used == 0
 
 
@@ -327,7 +328,7 @@ async def test_a_body_that_arrives_whole_is_not_refused_when_the_budget_is_full(
     assert served.status == 202  # checked at once, nothing held while waiting
     for sender in (large, *small):
         sender.release.set()
-    await asyncio.wait_for(asyncio.gather(*holders), 5)
+    await within(asyncio.gather(*holders), 5)
     assert budget.used == 0
 
 
@@ -476,7 +477,7 @@ async def test_a_cancelled_read_stays_cancelled_and_gives_its_budget_back(tmp_pa
     held = HeldBody(b"x" * 1024)
     headers = {"x-hub-signature-256": WELL_FORMED_BUT_WRONG, "content-length": "4096"}
     reading = asyncio.create_task(call(app, headers, held.receive))
-    await asyncio.wait_for(held.first_sent.wait(), 5)
+    await within(held.first_sent.wait(), 5)
     await wait_for(lambda: budget.used == 1024)
     reading.cancel()  # as uvicorn's shutdown would: not a 408
     with pytest.raises(asyncio.CancelledError):

@@ -7,6 +7,7 @@ import logging
 import time
 
 from perfbot.support.keepalive import kept
+from tests.deadline import within
 
 
 async def test_a_block_ending_as_a_refresh_returns_stops_its_keeper() -> None:
@@ -39,5 +40,5 @@ async def test_a_block_ending_as_a_refresh_returns_stops_its_keeper() -> None:
             # Python 3.11 then returns its result instead of raising).
             answer.set_result(True)
 
-    await asyncio.wait_for(holder(), 5)
+    await within(holder(), 5)
     assert refreshes == 1

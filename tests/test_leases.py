@@ -22,6 +22,7 @@ from perfbot.store.base import JobStatus, NewJob
 from perfbot.store.sqlite import SQLiteStore
 from perfbot.support.metrics import Metrics
 from perfbot.support.retry import MAX_ATTEMPTS
+from tests.deadline import within
 from tests.fakegithub import rsa_keypair
 from tests.harness import World
 
@@ -343,7 +344,7 @@ async def test_a_pr_lock_that_cannot_be_refreshed_stops_its_holder(store: FlakyS
             reached_end = True
 
     with pytest.raises(Busy, match="lost the lock"):
-        await asyncio.wait_for(hold(), 10)
+        await within(hold(), 10)
     stopped_at = time.time()
     store.failing = False
     assert not reached_end

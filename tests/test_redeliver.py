@@ -34,6 +34,7 @@ from perfbot.github.errors import GitHubUnavailable, RateLimited
 from perfbot.github.types import HookDelivery
 from perfbot.store import SQLiteStore, Store
 from perfbot.support.metrics import Metrics
+from tests.deadline import within
 from tests.fakegithub import Delivery, FakeGitHub, rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World, settings_env
 
@@ -351,7 +352,7 @@ async def test_stopping_cancels_a_sweep_stuck_on_github(
     sweeper.start()
     await _until(lambda: bool(listing_calls(fake)), "the sweep to start")
     # Far sooner than the 30 s GitHub takes to answer: stop() does not wait for it.
-    await asyncio.wait_for(sweeper.stop(), timeout=5)
+    await within(sweeper.stop(), 5)
     assert fake.redeliveries == []
     assert await store.try_lock(LOCK_KEY, "someone-else", 60, time.time())
 
@@ -696,7 +697,7 @@ async def test_a_sweep_keeps_its_lock_alive_while_it_runs(
         assert not (await sweep(github, store, owner="other:sweep", clock=timer.clock)).ran
     finally:
         hold.release()
-    result = await asyncio.wait_for(slow, 10)
+    result = await within(slow, 10)
     assert result.ran
     assert result.complete
     assert lock_expiry(tmp_path / "perfbot.db") is None  # let go at the end
@@ -734,7 +735,7 @@ async def test_the_lock_of_a_sweeper_killed_on_sqlite_is_freed_at_once(
     ) as process:
         try:
             assert process.stdout is not None
-            line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 30)
+            line = await within(asyncio.to_thread(process.stdout.readline), 30)
             assert line.strip() == "sweeping"
             # Alive: its lock holds, and nothing is freed (the control).
             assert await store.release_departed() == []

@@ -132,7 +132,8 @@ class Worker:
             if freed:
                 self._wake.set()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), DEPARTED_CHECK_SECONDS)
+                async with asyncio.timeout(DEPARTED_CHECK_SECONDS):
+                    await self._stopping.wait()
 
     async def _next_job(self) -> Job | None:
         while not self._stopping.is_set():
@@ -150,7 +151,8 @@ class Worker:
             if job is not None:
                 return job
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), IDLE_POLL_SECONDS)
+                async with asyncio.timeout(IDLE_POLL_SECONDS):
+                    await self._wake.wait()
         return None
 
     async def _run_in_slot(self, job: Job) -> None:

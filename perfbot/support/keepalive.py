@@ -31,8 +31,8 @@ async def kept(
     """
     holder = asyncio.current_task()
     lost = asyncio.Event()
-    # Set when the block ends: Python 3.11's asyncio.wait_for returns a refresh that ended
-    # just as the keeper was cancelled instead of raising, and the keeper would go on.
+    # Set when the block ends: the keeper stops then even if a refresh it awaited swallowed
+    # the keeper's cancellation (library code may).
     ended = asyncio.Event()
 
     loop = asyncio.get_running_loop()
@@ -46,7 +46,8 @@ async def kept(
         while True:
             await asyncio.sleep(every)
             try:
-                held = await asyncio.wait_for(refresh(), max(good_at + grace - loop.time(), 0.0))
+                async with asyncio.timeout(max(good_at + grace - loop.time(), 0.0)):
+                    held = await refresh()
             except TimeoutError:
                 held = False
                 log.warning("refreshing %s took longer than its grace", what)

@@ -19,6 +19,7 @@ from perfbot.store import DatabaseUnavailable, JobStatus, NewJob, PostgresStore,
 from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
 from perfbot.store._pg_migrations import PG_MIGRATIONS
 from perfbot.store.postgres import SERIAL_KEY_LOCK_SPACE
+from tests.deadline import within
 from tests.store.helpers import job_status
 
 NOW = 1_000.0
@@ -107,7 +108,7 @@ async def test_replicas_never_run_one_job_twice_nor_two_jobs_of_one_key(
             running[job.serial_key] -= 1  # before complete frees the key for the others
             await store.complete(job.id, owner, NOW)
 
-    await asyncio.wait_for(
+    await within(
         asyncio.gather(
             *(claimer(store, f"r{r}-w{w}") for r, store in enumerate(stores) for w in range(6))
         ),

@@ -30,6 +30,7 @@ from perfbot.store import sqlite as sqlite_store
 from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
 from perfbot.store._pg_migrations import PG_MIGRATIONS
 from perfbot.store.base import SweepRecord
+from tests.deadline import within
 from tests.store.helpers import job_status
 
 NOW = 1_000.0
@@ -685,7 +686,7 @@ async def test_waiting_for_the_write_lock_leaves_the_loop_running(tmp_path: Path
         assert not write.done(), "the write should still be waiting for the lock"
         assert ticks >= 10, "the loop stood still while the store waited"
         other_process.execute("COMMIT")
-        assert await asyncio.wait_for(write, 5)
+        assert await within(write, 5)
     finally:
         ticker.cancel()
         other_process.close()
