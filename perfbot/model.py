@@ -16,6 +16,37 @@ class Better(enum.StrEnum):
     LOWER = "lower"
 
 
+class Scale(enum.StrEnum):
+    """How a change of the metric is measured.
+
+    RATIO: relative to the base (throughput, latency, rates). POINTS: a percentage judged
+    by its difference in percentage points (UDP loss: 0 → 5.7 % has no ratio). COUNT: a
+    counter judged by its difference in counts (retransmits, errors, lost packets).
+    """
+
+    RATIO = "ratio"
+    POINTS = "points"
+    COUNT = "count"
+
+
+# A run's settings that must match for two measurements to be comparable (iperf3's
+# protocol, streams, duration, offered rate…): sorted (name, value) pairs, values as text.
+Settings = tuple[tuple[str, str], ...]
+
+
+def settings_of(**values: object) -> Settings:
+    """A fingerprint from keyword values; None values are left out, the rest are text."""
+    return tuple(sorted((k, _setting_text(v)) for k, v in values.items() if v is not None))
+
+
+def _setting_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Measurement:
     """One sample of one metric on one platform, as read from one report file."""
@@ -25,6 +56,8 @@ class Measurement:
     value: float
     unit: str
     better: Better
+    scale: Scale = Scale.RATIO
+    settings: Settings = ()
 
     def __post_init__(self) -> None:
         # Parsers must never hand over a non-finite number: a NaN compares false with

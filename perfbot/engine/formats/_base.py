@@ -21,9 +21,15 @@ class Format:
     break ties, never decide alone. ``parse(text, context)`` reads the whole file and
     raises ``perfbot.errors.ParseError`` when the file is broken as a whole; a case
     that ran and failed is a ``FailedCase`` in the result instead.
+
+    Parsers set ``Measurement.settings`` to what the run was asked to do (see
+    ``perfbot.model.Settings``) and ``Measurement.scale`` for loss and error counters.
     """
 
     name: str
     reads: str
     sniff: Callable[[str, str], float]
     parse: Callable[[str, ParseContext], Parsed]
+    # The prior when nothing is known of a metric's noise: a deterministic tool (zperf or
+    # twister under QEMU icount) repeats its numbers exactly; the others scatter.
+    deterministic: bool = False
