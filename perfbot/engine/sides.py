@@ -17,6 +17,8 @@ from perfbot.model import (
     Measurement,
     ParseContext,
     Parsed,
+    Scale,
+    Settings,
 )
 
 log = logging.getLogger("perfbot.report")  # the name it had before the engine package
@@ -38,11 +40,18 @@ class ReportFile:
 
 @dataclass(slots=True)
 class Series:
-    """All samples of one metric on one platform, in the order the files were read."""
+    """All samples of one metric on one platform, in the order the files were read.
+
+    ``settings`` is what the runs were asked to do (every sample's is the same);
+    ``deterministic`` is the prior of the format that measured it (see ``Format``).
+    """
 
     unit: str
     better: Better
     samples: list[float] = field(default_factory=list)
+    scale: Scale = Scale.RATIO
+    settings: Settings = ()
+    deterministic: bool = False
 
 
 @dataclass(slots=True)
@@ -64,22 +73,50 @@ class SideReport:
         self.unreadable.append((path, reason))
         self.failures.append(FailedCase(platform_of(path), path, reason))
 
-    def add(self, measurement: Measurement) -> None:
+    def add(self, measurement: Measurement, *, deterministic: bool = False) -> None:
         key = (measurement.platform, measurement.metric)
         series = self.series.get(key)
         if series is None:
-            self.series[key] = Series(measurement.unit, measurement.better, [measurement.value])
+            self.series[key] = Series(
+                measurement.unit,
+                measurement.better,
+                [measurement.value],
+                scale=measurement.scale,
+                settings=measurement.settings,
+                deterministic=deterministic,
+            )
         elif series.unit != measurement.unit:
-            self.failures.append(
-                FailedCase(
-                    measurement.platform,
-                    measurement.metric,
-                    f"unit changed between files ({series.unit or 'none'} then "
-                    f"{measurement.unit or 'none'}); the later sample was left out",
-                )
+            self._left_out(
+                measurement,
+                f"unit changed between files ({series.unit or 'none'} then "
+                f"{measurement.unit or 'none'})",
+            )
+        elif series.settings != measurement.settings:
+            # Samples of one series must measure the same thing: a -P 4 run is no repeat
+            # of a -P 1 run, however alike their file names.
+            self._left_out(
+                measurement,
+                f"run settings changed between files ({describe_settings(series.settings)} "
+                f"then {describe_settings(measurement.settings)})",
             )
         else:
             series.samples.append(measurement.value)
+            # A format that measures once non-deterministically makes the series so.
+            series.deterministic = series.deterministic and deterministic
+
+    def _left_out(self, measurement: Measurement, why: str) -> None:
+        self.failures.append(
+            FailedCase(
+                measurement.platform,
+                measurement.metric,
+                f"{why}; the later sample was left out",
+            )
+        )
+
+
+def describe_settings(settings: Settings) -> str:
+    """A fingerprint in words: ``streams=4, duration=3`` (or ``no settings stated``)."""
+    return ", ".join(f"{name}={value}" for name, value in settings) or "no settings stated"
 
 
 def platform_of(path: str) -> str:
@@ -120,27 +157,27 @@ def read_side(
 def _read_file(side: SideReport, file: ReportFile, registry: tuple[formats.Format, ...]) -> None:
     platform, case = platform_of(file.path), case_of(file.path)
     try:
-        parsed, format_name = _parse(file, ParseContext(file.path, platform, case), registry)
+        parsed, fmt = _parse(file, ParseContext(file.path, platform, case), registry)
     except ReportError as exc:
         side.refuse(file.path, exc.reason)
         return
     side.files_read += 1
-    side.formats_seen[format_name] = side.formats_seen.get(format_name, 0) + 1
+    side.formats_seen[fmt.name] = side.formats_seen.get(fmt.name, 0) + 1
     if not parsed.measurements and not parsed.failures:
         # A report that measured nothing (a twister run with no recording) must be said,
         # or a side would look fine while it compared nothing.
         side.failures.append(
-            FailedCase(platform, file.path, f"this {format_name} report holds no measurement")
+            FailedCase(platform, file.path, f"this {fmt.name} report holds no measurement")
         )
         return
     for measurement in parsed.measurements:
-        side.add(measurement)
+        side.add(measurement, deterministic=fmt.deterministic)
     side.failures.extend(parsed.failures)
 
 
 def _parse(
     file: ReportFile, context: ParseContext, registry: tuple[formats.Format, ...]
-) -> tuple[Parsed, str]:
+) -> tuple[Parsed, formats.Format]:
     if len(file.data) > MAX_FILE_BYTES:
         raise ReportError(file.path, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     if not file.data.strip():
@@ -153,7 +190,7 @@ def _parse(
     if fmt is None:
         raise UnknownFormat(file.path)
     try:
-        return fmt.parse(text, context), fmt.name
+        return fmt.parse(text, context), fmt
     except ReportError:
         raise
     except Exception:
