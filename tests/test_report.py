@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from perfbot.engine.formats import Format
 from perfbot.engine.sides import ReportFile, case_of, platform_of, read_side, split_sides
 from perfbot.model import Better, ParseContext, Parsed
+from tests.paths import REPO
 
 ZPERF = b"ZPERF-RESULT udp4_mbps=13.099\nZPERF-RESULT tcp4_mbps=5.970\nZPERF-DONE\n"
 
@@ -125,3 +128,83 @@ def test_a_collision_is_a_failed_case_of_its_side() -> None:
     ((name, reason),) = sides.left_out
     assert name == "x/"
     assert "ambiguous" in reason
+
+
+SIDECARS = REPO / "tests" / "data" / "sidecars"
+
+
+def lab_files(directory: Path) -> list[ReportFile]:
+    """Files as a lab script saved them: the report, `<case>.exit` and `<case>.stderr`."""
+    return [
+        ReportFile(str(p.relative_to(directory)), p.read_bytes())
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    ]
+
+
+def test_sidecars_are_not_reports_and_a_non_zero_exit_fails_its_run() -> None:
+    # Real iperf3 runs: tcp_1 succeeded (exit 0, empty stderr); tcp_2 found no server.
+    side = read_side(lab_files(SIDECARS))
+    assert side.unreadable == []
+    assert side.files_read == 1
+    assert side.formats_seen == {"iperf3": 1}
+    assert side.series[("board", "tcp.receiver_mbps")].samples
+    (failure,) = side.failures
+    assert (failure.platform, failure.case) == ("board", "tcp")
+    assert failure.reason == (
+        "run tcp_2 exited with status 1: iperf3: error - unable to connect to server: "
+        "Connection refused"
+    )
+
+
+def test_a_non_zero_exit_leaves_the_runs_numbers_out() -> None:
+    report = (SIDECARS / "board" / "tcp_1.json").read_bytes()
+    side = read_side(
+        [
+            ReportFile("board/tcp_1.json", report),
+            ReportFile("board/tcp_1.exit", b"137\n"),
+            ReportFile("board/tcp_2.json", report),
+            ReportFile("board/tcp_2.exit", b"0\n"),
+            ReportFile("board/tcp_2.stderr", b"warning: something harmless\n"),
+        ]
+    )
+    assert side.series[("board", "tcp.receiver_mbps")].samples == [pytest.approx(22906.295079)]
+    (failure,) = side.failures
+    assert failure.reason == "run tcp_1 exited with status 137"
+
+
+@pytest.mark.parametrize(
+    ("files", "reason"),
+    [
+        pytest.param(
+            [("board/udp.exit", b"2"), ("board/udp.stderr", b"\n\x1b[31mboom\x1b[0m\tnow\n2nd\n")],
+            "run udp exited with status 2: boom now",
+            id="no-report-ansi-stderr",
+        ),
+        pytest.param(
+            [("board/udp.json.exit", b"exit status 3\n"), ("board/udp.json", b"{}")],
+            "run udp.json exited with status 3",
+            id="json-dot-exit",
+        ),
+        pytest.param(
+            [("board/udp.exit", b"Killed\n"), ("board/udp.json", b"{}")],
+            "run udp failed: its .exit file holds no exit status",
+            id="garbage-exit",
+        ),
+    ],
+)
+def test_sidecar_failures(files: list[tuple[str, bytes]], reason: str) -> None:
+    side = read_side([ReportFile(path, data) for path, data in files])
+    assert side.files_read == 0
+    assert side.unreadable == []
+    (failure,) = side.failures
+    assert (failure.platform, failure.reason) == ("board", reason)
+
+
+def test_a_sidecar_reason_is_one_bounded_line() -> None:
+    side = read_side(
+        [ReportFile("b/x.exit", b"1"), ReportFile("b/x.stderr", ("é" * 500).encode() + b"\n")]
+    )
+    (failure,) = side.failures
+    assert len(failure.reason) == 200
+    assert failure.reason.endswith("…")

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from perfbot.engine import formats
+from perfbot.engine import formats, sidecars
 from perfbot.errors import ReportError, UnknownFormat
 from perfbot.model import (
     DEFAULT_PLATFORM,
@@ -145,13 +145,34 @@ def decode(data: bytes) -> str:
 def read_side(
     files: Iterable[ReportFile], registry: tuple[formats.Format, ...] = formats.REGISTRY
 ) -> SideReport:
-    """Parse every file of one side; a file that cannot be read becomes a failed case."""
+    """Parse every file of one side; a file that cannot be read becomes a failed case.
+
+    Sidecars (``<case>.exit``, ``<case>.stderr``) are not reports: a non-zero exit status
+    marks its run failed, with the first line of its stderr as the reason.
+    """
     side = SideReport()
-    for file in sorted(files, key=lambda f: f.path):
-        if PurePosixPath(file.path).name.startswith("."):
+    ordered = [f for f in sorted(files, key=lambda f: f.path) if not _hidden(f.path)]
+    runs = sidecars.collect((f.path, f.data) for f in ordered if sidecars.is_sidecar(f.path))
+    for file in ordered:
+        if sidecars.is_sidecar(file.path):
+            continue
+        failed = runs.failure_of(file.path)
+        if failed is not None:
+            # Whatever the report says, the tool said it failed: no sample of this run.
+            side.failures.append(
+                FailedCase(platform_of(file.path), case_of(file.path), failed.reason)
+            )
             continue
         _read_file(side, file, registry)
+    for failed in runs.unclaimed():
+        side.failures.append(
+            FailedCase(platform_of(failed.stem), case_of(failed.stem), failed.reason)
+        )
     return side
+
+
+def _hidden(path: str) -> bool:
+    return PurePosixPath(path).name.startswith(".")
 
 
 def _read_file(side: SideReport, file: ReportFile, registry: tuple[formats.Format, ...]) -> None:
