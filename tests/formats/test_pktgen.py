@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 
 from perfbot.engine.formats.pktgen import FORMAT
 from perfbot.errors import ParseError
-from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
+from perfbot.model import (
+    Better,
+    FailedCase,
+    Measurement,
+    ParseContext,
+    Parsed,
+    Scale,
+    settings_of,
+)
 from tests.paths import shared
 
 EXACT = 1e-12
@@ -24,6 +32,20 @@ Current:
 Result: OK: 15430(c15405+d25) usec, 100000 (60byte,0frags)
   1000000pps 480Mb/sec (480000000bps) errors: 3
 """
+
+
+# What the kernel documentation's eth4@0 file says the run was asked to do.
+ETH4_0 = settings_of(
+    count=100000,
+    min_pkt_size=60,
+    max_pkt_size=60,
+    pkt_size=60,
+    frags=0,
+    delay=0,
+    clone_skb=64,
+    flows=0,
+    queues=1,
+)
 
 
 def fixture(name: str) -> str:
@@ -86,11 +108,14 @@ def test_kernel_doc_device_file() -> None:
     parsed = parse(fixture("kernel-doc_proc_net_pktgen_eth4_at_0.txt"))
     assert parsed.failures == ()
     pps, mbps, errors = parsed.measurements
-    assert pps == Measurement("p", "c.pps", 6480562.0, "pps", Better.HIGHER)
+    assert pps == Measurement("p", "c.pps", 6480562.0, "pps", Better.HIGHER, settings=ETH4_0)
     # 3110669760 bps / 1e6
     assert (mbps.platform, mbps.metric, mbps.unit, mbps.better) == ("p", "c.mbps", "Mbps", "higher")
     assert mbps.value == pytest.approx(3110.66976, rel=EXACT)
-    assert errors == Measurement("p", "c.errors", 0.0, "", Better.LOWER)
+    assert (mbps.scale, mbps.settings) == (Scale.RATIO, ETH4_0)
+    assert errors == Measurement(
+        "p", "c.errors", 0.0, "", Better.LOWER, scale=Scale.COUNT, settings=ETH4_0
+    )
 
 
 def test_imix_result() -> None:
@@ -235,3 +260,70 @@ def test_any_text_parses_or_raises_parse_error(pieces: list[str]) -> None:
     except ParseError:
         return
     assert bool(parsed.measurements) != bool(parsed.failures)
+
+
+def idle_queue(name: str = "eth4@1") -> str:
+    """The real eth4@0 device file as a queue shows it before (or without) its run."""
+    real = fixture("kernel-doc_proc_net_pktgen_eth4_at_0.txt")
+    head = real[: real.index("Result: OK:")].replace("ifname: eth4@0", f"ifname: {name}")
+    return head.replace("pkts-sofar: 100000", "pkts-sofar: 0") + "Result: Idle\n"
+
+
+def test_an_idle_queue_is_a_failed_queue_not_a_drop() -> None:
+    # cat eth4@0 eth4@1: queue 0 measured, queue 1 never ran. Summing queue 0 alone would
+    # read as a -50 % drop of a two-queue run.
+    text = fixture("kernel-doc_proc_net_pktgen_eth4_at_0.txt") + idle_queue()
+    parsed = parse(text)
+    assert parsed.measurements == ()
+    assert parsed.failures == (
+        FailedCase(
+            platform="p",
+            case="c",
+            reason="queue eth4@1: pktgen reported no measurement (Result: Idle); "
+            "the 1 measured queue is not summed as the run's total",
+        ),
+    )
+
+
+def test_each_idle_queue_is_named_and_thread_files_are_no_queue() -> None:
+    text = (
+        idle_queue("eth4@2")
+        + fixture("kernel-doc_proc_net_pktgen_kpktgend_0.txt")
+        + fixture("kernel-doc_proc_net_pktgen_eth4_at_0.txt")
+        + KERNEL_BLOCK
+        + idle_queue("eth4@3").replace("Result: Idle", "Result: No such netdevice")
+    )
+    reasons = [f.reason for f in parse(text).failures]
+    assert reasons == [
+        "queue eth4@2: pktgen reported no measurement (Result: Idle); "
+        "the 2 measured queues are not summed as the run's total",
+        "queue eth4@3: pktgen reported no measurement (Result: No such netdevice); "
+        "the 2 measured queues are not summed as the run's total",
+    ]
+
+
+def test_settings_of_a_multi_queue_run() -> None:
+    text = fixture("kernel-doc_proc_net_pktgen_eth4_at_0.txt") + KERNEL_BLOCK
+    (settings,) = {m.settings for m in parse(text).measurements}
+    # KERNEL_BLOCK states only count and sizes; a value that differs is listed.
+    assert dict(settings) == {**dict(ETH4_0), "queues": "2"}
+    single = {m.settings for m in parse(KERNEL_BLOCK).measurements}
+    assert single == {
+        settings_of(
+            count=100000,
+            min_pkt_size=60,
+            max_pkt_size=60,
+            pkt_size=60,
+            frags=0,
+            delay=0,
+            clone_skb=64,
+            queues=1,
+        )
+    }
+
+
+def test_imix_weights_are_a_setting() -> None:
+    (settings,) = {
+        m.settings for m in parse(fixture("netdev-patch_imix_result_example.txt")).measurements
+    }
+    assert dict(settings) == {"imix_weights": "256,1 859,3 205,2", "pkt_size": "859", "queues": "1"}

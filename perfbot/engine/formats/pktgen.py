@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from perfbot.engine.formats._base import Format
 from perfbot.engine.formats._common import number_from_text
 from perfbot.errors import ParseError
-from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
+from perfbot.model import (
+    Better,
+    FailedCase,
+    Measurement,
+    ParseContext,
+    Parsed,
+    Scale,
+    Settings,
+    settings_of,
+)
 
 NAME = "pktgen"
 MAX_REASON = 200
@@ -27,6 +36,21 @@ _RESULT = re.compile(
 _RESULT_START = re.compile(r"^[ \t]*Result: OK: \d", re.MULTILINE)
 _RESULT_HEAD = re.compile(r"^[ \t]*Result: OK: \d+\(c\d+\+d\d+\) [un]sec, ", re.MULTILINE)
 _RESULT_LINE = re.compile(r"^[ \t]*(Result:[^\r\n]*)", re.MULTILINE)
+# What a thread file (kpktgend_N) answers to its commands, and the lines only it prints.
+_THREAD_RESULT = re.compile(r"Result: OK: (?:add_device|rem_device_all|max_before_softirq)")
+_THREAD_FILE = re.compile(r"^[ \t]*(?:Running:|Stopped:)", re.MULTILINE)
+_IFNAME = re.compile(r"\bifname: (\S+)")
+# The Params block: what the run was asked to do (never the Current counters).
+_PARAMS = (
+    ("count", re.compile(r"Params: count (\d+)")),
+    ("min_pkt_size", re.compile(r"\bmin_pkt_size: (\d+)")),
+    ("max_pkt_size", re.compile(r"\bmax_pkt_size: (\d+)")),
+    ("frags", re.compile(r"(?<![\w(,])frags: (\d+)")),
+    ("delay", re.compile(r"\bdelay: (\d+)")),
+    ("clone_skb", re.compile(r"\bclone_skb: (\d+)")),
+    ("flows", re.compile(r"^[ \t]*flows: (\d+) flowlen", re.MULTILINE)),
+    ("imix_weights", re.compile(r"^[ \t]*imix_weights: ([\d, ]*\d)", re.MULTILINE)),
+)
 
 # Device and thread files that carry no measurement. A thread file always prints
 # `Running:` and `Stopped:` together, so a lone "Running:" in some CI log does not count.
@@ -62,8 +86,71 @@ def parse(text: str, ctx: ParseContext) -> Parsed:
         raise ParseError(ctx.path, NAME, "a `Result: OK:` block is truncated or malformed")
     if not matches:
         return Parsed(failures=(_no_measurement(text, ctx),))
+    queues = _queues(text)
+    idle = [queue for queue in queues if queue.result is None]
+    if idle:
+        # The other queues alone are not the run: their sum would read as a drop.
+        return Parsed(
+            failures=tuple(_idle_queue(queue, len(queues) - len(idle), ctx) for queue in idle)
+        )
     totals = _sum_blocks(matches, ctx.path)
-    return Parsed(measurements=_measurements(totals, ctx))
+    return Parsed(measurements=_measurements(totals, ctx, _settings(queues)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Queue:
+    """One device file (``dev@N``) in the text: what precedes its Result line, and the
+    measurement, or None when the queue did not measure (``Result: Idle``, an error)."""
+
+    name: str
+    details: str
+    line: str
+    result: re.Match[str] | None
+
+
+def _queues(text: str) -> list[_Queue]:
+    """The device files among the concatenated ones; thread files are left out."""
+    queues: list[_Queue] = []
+    start = 0
+    for line in _RESULT_LINE.finditer(text):
+        if line.start() < start:
+            continue  # the second line of an OK block already consumed
+        details = text[start : line.start()]
+        result = _RESULT.match(text, line.start())
+        start = result.end() if result is not None else line.end()
+        if _THREAD_RESULT.match(line.group(1)) or _THREAD_FILE.search(details):
+            continue
+        name = _IFNAME.search(details)
+        label = name.group(1) if name else f"#{len(queues) + 1}"
+        queues.append(_Queue(label, details, line.group(1), result))
+    return queues
+
+
+def _idle_queue(queue: _Queue, measured: int, ctx: ParseContext) -> FailedCase:
+    others = f"{measured} measured queue is" if measured == 1 else f"{measured} measured queues are"
+    reason = (
+        f"queue {_one_line(queue.name)[:40]}: pktgen reported no measurement "
+        f"({_one_line(queue.line)[:60]}); the {others} not summed as the run's total"
+    )
+    return FailedCase(platform=ctx.platform, case=ctx.case, reason=reason[:MAX_REASON])
+
+
+def _settings(queues: list[_Queue]) -> Settings:
+    """What the run was asked to do, from each queue's Params block and result line."""
+    found: dict[str, set[str]] = {}
+    for queue in queues:
+        for name, pattern in _PARAMS:
+            match = pattern.search(queue.details)
+            if match:
+                found.setdefault(name, set()).add(match.group(1))
+        if queue.result is not None:
+            found.setdefault("pkt_size", set()).add(queue.result["size"])
+    values = {name: ",".join(sorted(v, key=_numeric_first)) for name, v in found.items()}
+    return settings_of(queues=len(queues), **values)
+
+
+def _numeric_first(value: str) -> tuple[int, str]:
+    return (int(value), value) if value.isdigit() and len(value) < 20 else (0, value)
 
 
 def _sum_blocks(matches: list[re.Match[str]], path: str) -> _Totals:
@@ -86,12 +173,17 @@ def _number(digits: str, label: str, path: str) -> float:
     return value
 
 
-def _measurements(totals: _Totals, ctx: ParseContext) -> tuple[Measurement, ...]:
+def _measurements(
+    totals: _Totals, ctx: ParseContext, settings: Settings
+) -> tuple[Measurement, ...]:
     # Mb/sec in the report is truncated to an integer; the exact bps gives the real Mbps.
+    def metric(name: str, value: float, unit: str, better: Better, scale: Scale) -> Measurement:
+        return Measurement(ctx.platform, f"{ctx.case}.{name}", value, unit, better, scale, settings)
+
     return (
-        Measurement(ctx.platform, f"{ctx.case}.pps", totals.pps, "pps", Better.HIGHER),
-        Measurement(ctx.platform, f"{ctx.case}.mbps", totals.bps / 1e6, "Mbps", Better.HIGHER),
-        Measurement(ctx.platform, f"{ctx.case}.errors", totals.errors, "", Better.LOWER),
+        metric("pps", totals.pps, "pps", Better.HIGHER, Scale.RATIO),
+        metric("mbps", totals.bps / 1e6, "Mbps", Better.HIGHER, Scale.RATIO),
+        metric("errors", totals.errors, "", Better.LOWER, Scale.COUNT),
     )
 
 
