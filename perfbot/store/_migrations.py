@@ -119,6 +119,46 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         " SELECT id, 1, 0, since, since FROM suspended_installations",
         "DROP TABLE suspended_installations",
     ),
+    # 8: every parsed side of every report (perfbot.store.measurements): what the noise
+    # model learns from. One row per (run attempt, side, platform, metric); samples and
+    # settings are canonical JSON text, settings compared by equality.
+    (
+        """
+        CREATE TABLE measurements (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            repo_id INTEGER NOT NULL,
+            repo_full_name TEXT NOT NULL,
+            installation_id INTEGER,
+            platform TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            better TEXT NOT NULL CHECK (better IN ('higher', 'lower')),
+            scale TEXT NOT NULL CHECK (scale IN ('ratio', 'points', 'count')),
+            side TEXT NOT NULL CHECK (side IN ('base', 'head', 'push')),
+            sha TEXT NOT NULL,
+            run_id INTEGER NOT NULL,
+            run_attempt INTEGER NOT NULL,
+            workflow_id INTEGER,
+            workflow_name TEXT NOT NULL,
+            event TEXT NOT NULL,
+            branch TEXT NOT NULL,
+            pr_number INTEGER,
+            from_fork INTEGER NOT NULL CHECK (from_fork IN (0, 1)),
+            samples TEXT NOT NULL,
+            settings TEXT NOT NULL,
+            runner_name TEXT,
+            runner_labels TEXT,
+            recorded_at REAL NOT NULL,
+            UNIQUE (repo_id, run_id, run_attempt, side, platform, metric)
+        )
+        """,
+        # A series' newest rows are a range of this index, read backwards (id is the rowid,
+        # implicitly its last column); forgetting a repository is a prefix of it.
+        "CREATE INDEX measurements_series"
+        " ON measurements (repo_id, platform, metric, settings, recorded_at)",
+        "CREATE INDEX measurements_recorded ON measurements (recorded_at)",
+        "CREATE INDEX measurements_installation ON measurements (installation_id)",
+    ),
 )
 
 

@@ -1,5 +1,5 @@
-"""What both backends share of their SQL: the columns of a pull request's state, and
-turning the rows they read back into Jobs and PullStates."""
+"""What both backends share of their SQL: the columns of a pull request's state and of a
+measurement, and turning the rows they read back into Jobs and PullStates."""
 
 from __future__ import annotations
 
@@ -8,6 +8,13 @@ from dataclasses import fields
 from typing import Any, Final
 
 from perfbot.store.base import Job, JobOutcome, JobStatus, PullState
+from perfbot.store.measurements import (
+    MeasurementRecord,
+    labels_text,
+    samples_text,
+    settings_text,
+    storable,
+)
 
 # The columns of a job that ``job_from_row`` reads, in its order.
 JOB_COLUMNS: Final = (
@@ -17,6 +24,32 @@ JOB_COLUMNS: Final = (
 # The columns of the pulls table: PullState's fields, in their order.
 PULL_COLUMNS: Final = tuple(field.name for field in fields(PullState))
 _KEY: Final = ("repo_id", "number")
+# The columns of the measurements table a record fills, in ``measurement_row``'s order.
+MEASUREMENT_COLUMNS: Final = (
+    "repo_id",
+    "repo_full_name",
+    "installation_id",
+    "platform",
+    "metric",
+    "unit",
+    "better",
+    "scale",
+    "side",
+    "sha",
+    "run_id",
+    "run_attempt",
+    "workflow_id",
+    "workflow_name",
+    "event",
+    "branch",
+    "pr_number",
+    "from_fork",
+    "samples",
+    "settings",
+    "runner_name",
+    "runner_labels",
+    "recorded_at",
+)
 
 
 def select_pull(placeholder: str) -> str:
@@ -96,3 +129,44 @@ def outcome_from_row(row: Sequence[Any]) -> JobOutcome:
     """A JobOutcome from a row of (status, attempts, last_error, reason)."""
     status, attempts, last_error, reason = row
     return JobOutcome(JobStatus(status), int(attempts), last_error, reason)
+
+
+def insert_measurement(placeholder: str) -> str:
+    """The statement storing one record (parameters: ``measurement_row``), unless its
+    (repository, run, attempt, side, platform, metric) is stored already."""
+    return (
+        f"INSERT INTO measurements ({', '.join(MEASUREMENT_COLUMNS)})"
+        f" VALUES ({', '.join([placeholder] * len(MEASUREMENT_COLUMNS))})"
+        " ON CONFLICT (repo_id, run_id, run_attempt, side, platform, metric) DO NOTHING"
+    )
+
+
+def measurement_row(record: MeasurementRecord) -> tuple[Any, ...]:
+    """The parameters of ``insert_measurement``; every text that may come from an artifact
+    or a payload is made ``storable``."""
+    text = storable
+    return (
+        record.repo_id,
+        record.repo_full_name,
+        record.installation_id,
+        text(record.platform),
+        text(record.metric),
+        text(record.unit),
+        record.better.value,
+        record.scale.value,
+        record.side,
+        record.sha,
+        record.run_id,
+        record.run_attempt,
+        record.workflow_id,
+        text(record.workflow_name),
+        record.event,
+        text(record.branch),
+        record.pr_number,
+        record.from_fork,
+        samples_text(record.samples),
+        settings_text(record.settings),
+        None if record.runner_name is None else text(record.runner_name),
+        labels_text(record.runner_labels),
+        record.recorded_at,
+    )

@@ -1,4 +1,5 @@
-"""The store's interface: deliveries, the durable job queue, locks and per-PR state.
+"""The store's interface: deliveries, the durable job queue, locks, per-PR state and the
+measurements of every report (``perfbot.store.measurements``).
 
 One interface, several backends (SQLite embedded by default, PostgreSQL for several
 replicas). Handlers and the worker only ever see ``Store``.
@@ -9,8 +10,12 @@ Times are UNIX seconds (float) passed in by the caller, so tests control the clo
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from perfbot.model import Settings
+from perfbot.store.measurements import CommitSamples, MeasurementRecord, SeriesKey
 
 
 class JobStatus(enum.StrEnum):
@@ -189,7 +194,7 @@ class Store(Protocol):
         """Insert or replace the state of (repo_id, number)."""
 
     async def forget_repositories(self, repo_ids: list[int]) -> None:
-        """Drop every pull state of these repositories (uninstalled)."""
+        """Drop every pull state and every measurement of these repositories (uninstalled)."""
 
     # Installations -------------------------------------------------------------------
 
@@ -215,3 +220,52 @@ class Store(Protocol):
         """
 
     async def is_suspended(self, installation_id: int) -> bool: ...
+
+    # Measurements --------------------------------------------------------------------
+
+    async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
+        """Store ``records`` in one transaction; how many rows were new.
+
+        A record whose (repository, run id, run attempt, side, platform, metric) is stored
+        already is left as it was: a redelivered event or a job run again keeps one row.
+        """
+
+    async def measurement_history(
+        self,
+        repo_id: int,
+        keys: Sequence[SeriesKey],
+        *,
+        exclude_run_id: int | None,
+        max_commits: int,
+        max_rows: int,
+        include_forks: bool = False,
+    ) -> dict[SeriesKey, list[CommitSamples]]:
+        """For each of ``keys`` (every metric of a report, in one query), its samples
+        grouped by commit, the commit measured most recently first.
+
+        Per key: the ``max_rows`` newest rows, then of those at most ``max_commits``
+        commits (``check_bounds`` says the limits). Rows of run ``exclude_run_id`` (any
+        attempt) are left out: the run being judged is no evidence of its own noise. Rows
+        of fork PRs (``MeasurementRecord.from_fork``) only with ``include_forks``. Every
+        key is in the answer, with an empty list when nothing is stored for it.
+        """
+
+    async def commit_samples(
+        self,
+        repo_id: int,
+        platform: str,
+        metric: str,
+        settings: Settings,
+        *,
+        exclude_run_id: int | None,
+        max_commits: int,
+        max_rows: int,
+        include_forks: bool = False,
+    ) -> list[CommitSamples]:
+        """``measurement_history`` of one series."""
+
+    async def purge_measurements(self, before: float) -> int:
+        """Delete the measurements recorded before ``before``; how many were deleted."""
+
+    async def forget_installation(self, installation_id: int) -> None:
+        """Drop every measurement recorded under this installation (it was deleted)."""

@@ -6,7 +6,7 @@ correct when several processes claim at once (see ``PostgresStore.claim``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
 from urllib.parse import unquote
 
@@ -17,10 +17,13 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
+from perfbot.model import Settings
 from perfbot.store._pg_migrations import migrate
 from perfbot.store._rows import (
     JOB_COLUMNS,
+    insert_measurement,
     job_from_row,
+    measurement_row,
     outcome_from_row,
     pull_from_row,
     pull_row,
@@ -29,6 +32,15 @@ from perfbot.store._rows import (
     upsert_pull,
 )
 from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
+from perfbot.store.measurements import (
+    CommitSamples,
+    MeasurementRecord,
+    SeriesKey,
+    check_bounds,
+    group_by_commit,
+    settings_text,
+    storable,
+)
 
 T = TypeVar("T")
 
@@ -106,6 +118,28 @@ _RECORD_WITH_JOB: Final = """
     )
     SELECT count(*) FROM delivery
 """
+
+# Per key (the three arrays, one element each), the %(rows)s newest rows of its series:
+# a LATERAL subquery per key, each a backward range of the measurements_series index, so a
+# report's query reads only the rows it returns.
+_HISTORY: Final = """
+    SELECT k.ord, m.sha, m.samples, m.recorded_at
+    FROM unnest(%(platforms)s::text[], %(metrics)s::text[], %(settings)s::text[])
+        WITH ORDINALITY AS k(platform, metric, settings, ord)
+    CROSS JOIN LATERAL (
+        SELECT s.id, s.sha, s.samples, s.recorded_at FROM measurements AS s
+        WHERE s.repo_id = %(repo)s AND s.platform = k.platform AND s.metric = k.metric
+            AND s.settings = k.settings
+            AND s.run_id IS DISTINCT FROM %(exclude)s::bigint
+            AND (%(forks)s OR NOT s.from_fork)
+        ORDER BY s.recorded_at DESC, s.id DESC
+        LIMIT %(rows)s
+    ) AS m
+    ORDER BY k.ord, m.recorded_at DESC, m.id DESC
+"""
+_INSERT_MEASUREMENT: Final = insert_measurement("%s")
+# Rows deleted per statement when purging: no statement holds its row locks for long.
+PURGE_BATCH: Final = 5000
 
 _SELECT_PULL: Final = select_pull("%s")
 _SAVE_PULL: Final = upsert_pull("%s")
@@ -450,7 +484,12 @@ class PostgresStore:
     async def forget_repositories(self, repo_ids: list[int]) -> None:
         if not repo_ids:
             return
-        await self._execute("DELETE FROM pulls WHERE repo_id = ANY (%s::bigint[])", (repo_ids,))
+        # One statement (so one transaction) for both tables.
+        await self._execute(
+            "WITH pulls_gone AS (DELETE FROM pulls WHERE repo_id = ANY (%(ids)s::bigint[]))"
+            " DELETE FROM measurements WHERE repo_id = ANY (%(ids)s::bigint[])",
+            {"ids": repo_ids},
+        )
 
     # Installations -----------------------------------------------------------------------------
 
@@ -484,6 +523,110 @@ class PostgresStore:
             "SELECT 1 FROM installation_states WHERE id = %s AND suspended", (installation_id,)
         )
         return row is not None
+
+    # Measurements ------------------------------------------------------------------------------
+
+    async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
+        if not records:
+            return 0
+        rows = [measurement_row(record) for record in records]
+
+        async def work(conn: AsyncConnection[TupleRow]) -> int:
+            inserted = 0
+            async with conn.transaction():
+                cur = conn.cursor()
+                # Pipelined: one round trip for the batch, not one per row. Each row's
+                # RETURNING says whether it was new (a conflict returns nothing).
+                await cur.executemany(_INSERT_MEASUREMENT + " RETURNING 1", rows, returning=True)
+                while True:
+                    inserted += len(await cur.fetchall())
+                    if not cur.nextset():
+                        break
+            return inserted
+
+        return await self._on_connection(work)
+
+    async def measurement_history(
+        self,
+        repo_id: int,
+        keys: Sequence[SeriesKey],
+        *,
+        exclude_run_id: int | None,
+        max_commits: int,
+        max_rows: int,
+        include_forks: bool = False,
+    ) -> dict[SeriesKey, list[CommitSamples]]:
+        check_bounds(max_commits, max_rows)
+        unique = list(dict.fromkeys(keys))
+        if not unique:
+            return {}
+        params: dict[str, Any] = {
+            "platforms": [storable(k.platform) for k in unique],
+            "metrics": [storable(k.metric) for k in unique],
+            "settings": [settings_text(k.settings) for k in unique],
+            "repo": repo_id,
+            "exclude": exclude_run_id,
+            "forks": include_forks,
+            "rows": max_rows,
+        }
+
+        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
+            cur = await conn.execute(_HISTORY, params)
+            return await cur.fetchall()
+
+        per_key: dict[int, list[tuple[str, str, float]]] = {}
+        for ordinal, sha, samples, recorded_at in await self._on_connection(work):
+            per_key.setdefault(int(ordinal) - 1, []).append((sha, samples, recorded_at))
+        return {
+            key: group_by_commit(per_key.get(index, ()), max_commits)
+            for index, key in enumerate(unique)
+        }
+
+    async def commit_samples(
+        self,
+        repo_id: int,
+        platform: str,
+        metric: str,
+        settings: Settings,
+        *,
+        exclude_run_id: int | None,
+        max_commits: int,
+        max_rows: int,
+        include_forks: bool = False,
+    ) -> list[CommitSamples]:
+        key = SeriesKey(platform, metric, settings)
+        history = await self.measurement_history(
+            repo_id,
+            [key],
+            exclude_run_id=exclude_run_id,
+            max_commits=max_commits,
+            max_rows=max_rows,
+            include_forks=include_forks,
+        )
+        return history[key]
+
+    async def purge_measurements(self, before: float) -> int:
+        return await self._delete_in_batches(
+            "DELETE FROM measurements WHERE id IN"
+            " (SELECT id FROM measurements WHERE recorded_at < %s LIMIT %s)",
+            before,
+        )
+
+    async def forget_installation(self, installation_id: int) -> None:
+        await self._delete_in_batches(
+            "DELETE FROM measurements WHERE id IN"
+            " (SELECT id FROM measurements WHERE installation_id = %s LIMIT %s)",
+            installation_id,
+        )
+
+    async def _delete_in_batches(self, sql: str, value: float) -> int:
+        """Run a batch-limited DELETE until it deletes less than a batch; rows deleted."""
+        deleted = 0
+        while True:
+            count = await self._execute(sql, (value, PURGE_BATCH))
+            deleted += count
+            if count < PURGE_BATCH:
+                return deleted
 
 
 def _storable(error: str) -> str:

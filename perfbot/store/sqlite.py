@@ -7,18 +7,22 @@ loop's own thread whenever it can do so without waiting.
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
+from perfbot.model import Settings
 from perfbot.store._migrations import migrate
 from perfbot.store._rows import (
     JOB_COLUMNS,
+    insert_measurement,
     job_from_row,
+    measurement_row,
     outcome_from_row,
     pull_from_row,
     pull_row,
@@ -27,6 +31,15 @@ from perfbot.store._rows import (
     upsert_pull,
 )
 from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
+from perfbot.store.measurements import (
+    CommitSamples,
+    MeasurementRecord,
+    SeriesKey,
+    check_bounds,
+    group_by_commit,
+    settings_text,
+    storable,
+)
 from perfbot.store.presence import Presence
 
 P = ParamSpec("P")
@@ -69,6 +82,28 @@ _CLAIM: Final = f"""
     WHERE id = (SELECT id FROM candidate)
     RETURNING {JOB_COLUMNS}
 """
+
+# Per key (one element of the JSON array :keys, [platform, metric, settings text]), the
+# :rows newest rows of its series: a correlated subquery per key, each a backward range of
+# the measurements_series index, so a report's query reads only the rows it returns.
+_HISTORY: Final = """
+    SELECT k.key, m.sha, m.samples, m.recorded_at
+    FROM json_each(:keys) AS k
+    JOIN measurements AS m ON m.id IN (
+        SELECT id FROM measurements
+        WHERE repo_id = :repo
+            AND platform = json_extract(k.value, '$[0]')
+            AND metric = json_extract(k.value, '$[1]')
+            AND settings = json_extract(k.value, '$[2]')
+            AND run_id IS NOT :exclude AND (:forks OR from_fork = 0)
+        ORDER BY recorded_at DESC, id DESC
+        LIMIT :rows
+    )
+    ORDER BY k.key, m.recorded_at DESC, m.id DESC
+"""
+_INSERT_MEASUREMENT: Final = insert_measurement("?")
+# Rows deleted per transaction when purging: the write lock is never held for long.
+PURGE_BATCH: Final = 5000
 
 _SELECT_PULL: Final = select_pull("?")
 _UPSERT_PULL: Final = upsert_pull("?")
@@ -374,6 +409,86 @@ class SQLiteStore:
             (installation_id,),
         )
 
+    async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
+        if not records:
+            return 0
+        return await self._run(_record_measurements, [measurement_row(r) for r in records])
+
+    async def measurement_history(
+        self,
+        repo_id: int,
+        keys: Sequence[SeriesKey],
+        *,
+        exclude_run_id: int | None,
+        max_commits: int,
+        max_rows: int,
+        include_forks: bool = False,
+    ) -> dict[SeriesKey, list[CommitSamples]]:
+        check_bounds(max_commits, max_rows)
+        unique = list(dict.fromkeys(keys))
+        if not unique:
+            return {}
+        params = {
+            "keys": json.dumps(
+                [
+                    [storable(k.platform), storable(k.metric), settings_text(k.settings)]
+                    for k in unique
+                ],
+                ensure_ascii=False,
+            ),
+            "repo": repo_id,
+            "exclude": exclude_run_id,
+            "forks": include_forks,
+            "rows": max_rows,
+        }
+        rows = await self._run(_fetch, _HISTORY, params)
+        per_key: dict[int, list[tuple[str, str, float]]] = {}
+        for index, sha, samples, recorded_at in rows:
+            per_key.setdefault(index, []).append((sha, samples, recorded_at))
+        return {
+            key: group_by_commit(per_key.get(index, ()), max_commits)
+            for index, key in enumerate(unique)
+        }
+
+    async def commit_samples(
+        self,
+        repo_id: int,
+        platform: str,
+        metric: str,
+        settings: Settings,
+        *,
+        exclude_run_id: int | None,
+        max_commits: int,
+        max_rows: int,
+        include_forks: bool = False,
+    ) -> list[CommitSamples]:
+        key = SeriesKey(platform, metric, settings)
+        history = await self.measurement_history(
+            repo_id,
+            [key],
+            exclude_run_id=exclude_run_id,
+            max_commits=max_commits,
+            max_rows=max_rows,
+            include_forks=include_forks,
+        )
+        return history[key]
+
+    async def purge_measurements(self, before: float) -> int:
+        return await self._run(
+            _delete_in_batches,
+            "DELETE FROM measurements WHERE id IN"
+            " (SELECT id FROM measurements WHERE recorded_at < ? LIMIT ?)",
+            (before, PURGE_BATCH),
+        )
+
+    async def forget_installation(self, installation_id: int) -> None:
+        await self._run(
+            _delete_in_batches,
+            "DELETE FROM measurements WHERE id IN"
+            " (SELECT id FROM measurements WHERE installation_id = ? LIMIT ?)",
+            (installation_id, PURGE_BATCH),
+        )
+
 
 # What runs on the worker thread ---------------------------------------------------------------
 
@@ -577,7 +692,33 @@ def _save_pull(conn: sqlite3.Connection, state: PullState) -> None:
 
 
 def _forget_repositories(conn: sqlite3.Connection, repo_ids: list[int]) -> None:
-    # One DELETE per repository: each a primary-key prefix range, and no bound on how many
-    # ids one statement may carry.
+    # One DELETE per repository: each a primary-key (or index) prefix range, and no bound on
+    # how many ids one statement may carry.
     with _write(conn):
         conn.executemany("DELETE FROM pulls WHERE repo_id = ?", [(rid,) for rid in repo_ids])
+        conn.executemany("DELETE FROM measurements WHERE repo_id = ?", [(rid,) for rid in repo_ids])
+
+
+def _record_measurements(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
+    with _write(conn):
+        # executemany's rowcount is the sum over its rows: the ones actually inserted.
+        return conn.executemany(_INSERT_MEASUREMENT, rows).rowcount
+
+
+def _fetch(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
+    return conn.execute(sql, params).fetchall()
+
+
+def _delete_in_batches(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
+    """Run a batch-limited DELETE until it deletes less than a batch; rows deleted.
+
+    One transaction per batch: writers (deliveries above all) wait for one batch, never
+    for the whole purge.
+    """
+    deleted = 0
+    while True:
+        with _write(conn):
+            count = conn.execute(sql, params).rowcount
+        deleted += count
+        if count < params[-1]:
+            return deleted

@@ -10,7 +10,6 @@ import shutil
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import psycopg
@@ -31,50 +30,11 @@ from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
 from perfbot.store._pg_migrations import PG_MIGRATIONS
 from perfbot.store.base import SweepRecord
 from tests.deadline import within
+from tests.store.conftest import Connect
 from tests.store.helpers import job_status
 
 NOW = 1_000.0
 LEASE = 60.0
-
-Opener = Callable[[], Store]
-Connect = Callable[[], Awaitable[Store]]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def open_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
-    """Opens a new store on one shared database per test, as another process would.
-
-    Each PostgreSQL store has its own pool of connections, like another replica.
-    """
-    if request.param == "sqlite":
-        path = str(tmp_path / "perfbot.db")
-        return lambda: SQLiteStore(path)
-    if request.param == "postgres":
-        # Asked for here, not as an argument: the SQLite runs need no PostgreSQL server.
-        url: str = request.getfixturevalue("pg_url")
-        return lambda: PostgresStore(url)
-    raise AssertionError(f"unknown backend {request.param}")
-
-
-@pytest.fixture
-async def connect(open_backend: Opener) -> AsyncIterator[Connect]:
-    """Open and set up a store on the test's database; every one is closed afterwards."""
-    opened: list[Store] = []
-
-    async def connect_() -> Store:
-        store = open_backend()
-        opened.append(store)
-        await store.setup()
-        return store
-
-    yield connect_
-    for store in opened:
-        await store.close()
-
-
-@pytest.fixture
-async def store(connect: Connect) -> Store:
-    return await connect()
 
 
 def new_job(key: str = "pr-1", payload: str = "{}") -> NewJob:

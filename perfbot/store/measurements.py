@@ -1,0 +1,149 @@
+"""The measurement store's vocabulary: what the App records of every report side, and
+what the noise model reads back (the samples of one series, grouped by commit).
+
+Shared by both backends: the canonical text of a settings fingerprint and of samples,
+and the grouping of the rows a query returned. Importing it loads no database driver.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from perfbot.model import Better, Scale, Settings
+
+# 'push': a run on the default branch measuring one commit (no base, no PR).
+MeasuredSide = Literal["base", "head", "push"]
+MEASURED_SIDES: Final = ("base", "head", "push")
+
+
+@dataclass(frozen=True, slots=True)
+class MeasurementRecord:
+    """One series of one side of one run: every sample of a metric on a platform.
+
+    ``sha`` is the commit the side measured (head: the run's head; base: the PR's base
+    commit). ``from_fork``: the run measured a PR from another repository, whose author
+    controls every byte of the artifact, the base side's numbers included.
+    ``runner_labels`` is None when the payload did not say (not the same as no labels).
+    """
+
+    repo_id: int
+    repo_full_name: str
+    installation_id: int | None
+    platform: str
+    metric: str
+    unit: str
+    better: Better
+    scale: Scale
+    side: MeasuredSide
+    sha: str
+    run_id: int
+    run_attempt: int
+    workflow_id: int | None
+    workflow_name: str
+    event: str
+    branch: str
+    pr_number: int | None
+    samples: tuple[float, ...]
+    settings: Settings
+    recorded_at: float
+    from_fork: bool = False
+    runner_name: str | None = None
+    runner_labels: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesKey:
+    """What the noise of a metric is learned for (within one repository)."""
+
+    platform: str
+    metric: str
+    settings: Settings = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CommitSamples:
+    """The measurements of one series at one commit: pure noise, when there are several.
+
+    ``runs``: one sample list per stored row (a run's side), newest first; each list in
+    the order the run produced its samples. ``newest_recorded_at``: the newest row's time.
+    """
+
+    sha: str
+    runs: tuple[tuple[float, ...], ...]
+    newest_recorded_at: float
+
+
+# The history a report may ask for at most, per series: more would make one report's
+# query unbounded, and noise older than a few dozen commits says little about today's.
+MAX_HISTORY_COMMITS: Final = 100
+MAX_HISTORY_ROWS: Final = 1000
+
+
+def storable(text: str) -> str:
+    """``text`` without NUL characters, in names that come from an artifact: PostgreSQL's
+    text cannot hold them, and SQLite's JSON functions stop at them. Both backends store
+    and look up the same replaced text."""
+    return text.replace("\x00", "\N{REPLACEMENT CHARACTER}")
+
+
+def settings_text(settings: Settings) -> str:
+    """The canonical JSON text of a fingerprint: sorted ``[name, value]`` pairs, compact.
+
+    Equal fingerprints give equal text, so the store can match them by equality.
+    """
+    return json.dumps(
+        sorted([str(name), str(value)] for name, value in settings),
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def settings_from_text(text: str) -> Settings:
+    return tuple((str(name), str(value)) for name, value in json.loads(text))
+
+
+def samples_text(samples: Sequence[float]) -> str:
+    """The samples as a JSON array of floats, in their order (repr round-trips exactly)."""
+    return json.dumps([float(value) for value in samples], separators=(",", ":"))
+
+
+def samples_from_text(text: str) -> tuple[float, ...]:
+    return tuple(float(value) for value in json.loads(text))
+
+
+def labels_text(labels: tuple[str, ...] | None) -> str | None:
+    return None if labels is None else json.dumps(list(labels), ensure_ascii=False)
+
+
+def check_bounds(max_commits: int, max_rows: int) -> None:
+    """Refuse bounds a query cannot honour (a programming error, said plainly)."""
+    if not 1 <= max_commits <= MAX_HISTORY_COMMITS:
+        raise ValueError(f"max_commits must be from 1 to {MAX_HISTORY_COMMITS}, not {max_commits}")
+    if not 1 <= max_rows <= MAX_HISTORY_ROWS:
+        raise ValueError(f"max_rows must be from 1 to {MAX_HISTORY_ROWS}, not {max_rows}")
+
+
+def group_by_commit(
+    rows: Iterable[tuple[str, str, float]], max_commits: int
+) -> list[CommitSamples]:
+    """(sha, samples text, recorded_at) rows, newest first, as at most ``max_commits``
+    groups, the commit measured most recently first."""
+    groups: dict[str, list[tuple[tuple[float, ...], float]]] = {}
+    for sha, samples, recorded_at in rows:
+        runs = groups.get(sha)
+        if runs is None:
+            if len(groups) == max_commits:
+                continue  # an older commit beyond the bound; its rows are all older still
+            runs = groups[sha] = []
+        runs.append((samples_from_text(samples), float(recorded_at)))
+    return [
+        CommitSamples(
+            sha=sha,
+            runs=tuple(samples for samples, _ in runs),
+            newest_recorded_at=runs[0][1],
+        )
+        for sha, runs in groups.items()
+    ]
