@@ -58,20 +58,20 @@ def test_layout_follows_the_example() -> None:
     assert lines[0] == MARKER
     assert lines[1] == "### Performance report: 1 regression, 1 improvement, 1 failed case"
     assert (
-        "| <code>tcp4&#95;mbps</code> (Mbps) | 5.97 | 5.5975 "
+        "| <code>tcp4_mbps</code> (Mbps) | 5.97 | 5.5975 "
         "| 🔴 **−6.24 %** (beyond 5 % tolerance) |" in lines
     )
-    assert "| <code>udp4&#95;frag&#95;mbps</code> (Mbps) | 20.249 | 20.972 | 🟢 +3.57 % |" in lines
+    assert "| <code>udp4_frag_mbps</code> (Mbps) | 20.249 | 20.972 | 🟢 +3.57 % |" in lines
     # The moved platform is open with its unchanged rows folded; the calm one is folded.
-    assert "#### <code>qemu&#95;x86/atom</code>" in lines
+    assert "#### <code>qemu_x86/atom</code>" in lines
     assert "<details><summary>2 unchanged metrics</summary>" in lines
     assert any(
-        line.startswith("<details><summary><code>qemu&#95;x86&#95;64/atom</code>: all 4 metrics")
+        line.startswith("<details><summary><code>qemu_x86_64/atom</code>: all 4 metrics")
         for line in lines
     )
     assert "27.09 (26.8–27.31, n=3)" in body
     assert (
-        "❌ <code>udp&#95;fpga&#95;rx&#95;20M</code> (PR): iperf3 reported an error&#58; busy"
+        "❌ <code>udp_fpga_rx_20M</code> (PR): iperf3 reported an error&#58; busy"
         in body
     )
     assert lines[-1].startswith("<sub>Advisory: this report never blocks a merge.")
@@ -80,9 +80,9 @@ def test_layout_follows_the_example() -> None:
 def test_worst_platform_comes_first() -> None:
     body = render(compare(*example_sides()))
     assert (
-        body.index("qemu&#95;x86/atom")
+        body.index("qemu_x86/atom")
         < body.index("fpga-vu13p")
-        < body.index("qemu&#95;x86&#95;64/atom</code>: all")
+        < body.index("qemu_x86_64/atom</code>: all")
     )
 
 

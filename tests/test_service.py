@@ -42,7 +42,7 @@ def test_first_comment_then_edit_in_place(world: World, tmp_path: Path) -> None:
         (first,) = world.bot_comments(7)
         assert first.startswith(MARKER)
         assert "1 regression" in first
-        assert "tcp4&#95;mbps" in first
+        assert "<code>tcp4_mbps</code>" in first
         assert "🔴 **−10.00 %**" in first
         first_id = world.fake.bot_comments(world.repo, 7)[0].id
 

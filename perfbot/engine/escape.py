@@ -21,6 +21,11 @@ that can happen:
   U+3164, variation selectors, tag characters) are dropped, and a stack of combining
   marks is cut to ``MAX_COMBINING_MARKS`` per base character; line breaks become spaces;
 * the text is cut to a maximum length before encoding.
+
+Only what could become markup is encoded: in a ``<code>`` name an underscore between two
+ASCII letters or digits (``qemu_x86_64``) stays as typed, because CommonMark lets such an
+underscore neither open nor close emphasis (it is both left- and right-flanking and has no
+punctuation beside it). Every other underscore is still a character reference.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ _ENCODED = {
 }
 _ENCODED[ord("@")] = "&#64;" + ZWSP
 _ENCODED[ord("#")] = "&#35;" + ZWSP
+# An underscore inside a word: never emphasis (see the module docstring). ASCII only, and
+# looked for after the zero-width spaces are in, so both neighbours are final characters.
+_INTRAWORD_UNDERSCORE = re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])")
 
 # Default_Ignorable_Code_Point as Unicode's DerivedCoreProperties.txt defines it
 # (unicodedata has no such property). Many are format characters (Cf) and were dropped
@@ -133,15 +141,25 @@ def clean(text: str, max_length: int = 120) -> str:
 
 def text(value: str, max_length: int = 200) -> str:
     """Untrusted text as inert markdown (see the module docstring)."""
-    flat = _URL_PARTS.sub(_split_url_part, clean(value, max_length))
-    flat = _GH_REFERENCE.sub(r"\1" + ZWSP, flat)
-    flat = _HEX_RUN.sub(_split_hex_run, flat)
-    return flat.translate(_ENCODED)
+    return _defused(value, max_length).translate(_ENCODED)
 
 
 def code(value: str, max_length: int = 120) -> str:
-    """Untrusted text as an inert ``<code>`` element, usable in tables and in HTML blocks."""
-    return f"<code>{text(value, max_length) or '(empty)'}</code>"
+    """Untrusted text as an inert ``<code>`` element, usable in tables and in HTML blocks.
+
+    Underscores inside a word stay readable (``qemu_x86``); the pieces around them are
+    encoded like ``text``, and their letters and digits are never encoded, so each kept
+    underscore still has a letter or digit on both sides.
+    """
+    pieces = _INTRAWORD_UNDERSCORE.split(_defused(value, max_length))
+    return f"<code>{'_'.join(piece.translate(_ENCODED) for piece in pieces) or '(empty)'}</code>"
+
+
+def _defused(value: str, max_length: int) -> str:
+    """``value`` cleaned, with its links, references and SHAs broken; not yet encoded."""
+    flat = _URL_PARTS.sub(_split_url_part, clean(value, max_length))
+    flat = _GH_REFERENCE.sub(r"\1" + ZWSP, flat)
+    return _HEX_RUN.sub(_split_hex_run, flat)
 
 
 _HEX_DIGITS = frozenset("0123456789abcdef")
