@@ -1,0 +1,278 @@
+"""``perfbot compare --plot``: the SVG charts, read back with an XML parser (and, in the slow
+tests, drawn by headless Chromium)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from perfbot.engine.compare import Comparison, Stats, Verdict, compare
+from perfbot.engine.escape import clean
+from perfbot.engine.plot import (
+    BASE_COLOUR,
+    HIGHLIGHT_COLOUR,
+    HISTORY_COLOUR,
+    MAX_LABEL,
+    OTHER_COLOUR,
+    VERDICT_COLOURS,
+    HistoryPoint,
+    history_svg,
+    platform_svg,
+    plot_files,
+    safe_name,
+)
+from perfbot.engine.sides import SideReport
+from perfbot.model import FailedCase
+from tests.builders import side
+
+SVG = "{http://www.w3.org/2000/svg}"
+RED, GREEN, BLUE = (
+    VERDICT_COLOURS[v] for v in (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED)
+)
+# What a fork's workflow could name a metric, a unit or a platform.
+HOSTILE = [
+    "</text><script>alert(1)</script>",
+    '"><svg onload="alert(1)">',
+    "' onmouseover='alert(1)",
+    "<foreignObject><iframe src='https://evil.example/'/></foreignObject>",
+    '<a xlink:href="javascript:alert(1)">x</a>',
+    "<image href='http://evil.example/x.png'/>",
+    "&amp; &lt; &#x3c; ]]> <![CDATA[ x ]]>",
+    "bell\x07tab\tnul\x00esc\x1b[31mdel\x7f",
+    "line\nbreak\r\nend",
+    "\u202eevil\u202c txt.exe \u2066iso\u2069 \u200bzw\u200d",
+    "surrogate-free \ufffe\uffff noncharacters",
+    "x" * 5000,
+    "名前" * 300,
+]
+
+
+def parse(svg: str) -> ET.Element:
+    root = ET.fromstring(svg.encode("utf-8"))
+    assert root.tag == f"{SVG}svg"
+    return root
+
+
+def assert_inert(svg: str) -> ET.Element:
+    """Parsed, and nothing in it can run or fetch: no script, no foreign content, no
+    reference of any kind, no event handler, no style sheet; only our own elements."""
+    root = parse(svg)
+    allowed = {"svg", "title", "rect", "line", "path", "text"}
+    for element in root.iter():
+        assert element.tag.startswith(SVG), element.tag
+        assert element.tag.removeprefix(SVG) in allowed, element.tag
+        for name in element.attrib:
+            local = name.rpartition("}")[2].lower()
+            assert not local.startswith("on"), name
+            assert local not in {"href", "src", "style"}, name
+            value = element.attrib[name].lower()
+            assert "url(" not in value, name
+            assert ":" not in value or name == "viewBox", name
+    assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]", svg)
+    return root
+
+
+def texts(root: ET.Element) -> list[str]:
+    return [element.text or "" for element in root.iter(f"{SVG}text")]
+
+
+def bars(root: ET.Element, colour: str) -> list[ET.Element]:
+    """The bars drawn in ``colour`` (a legend swatch is 12 wide; a bar's width has a decimal)."""
+    return [
+        r
+        for r in root.iter(f"{SVG}rect")
+        if r.get("fill") == colour and r.get("height") == "12" and r.get("width") != "12"
+    ]
+
+
+def width(rect: ET.Element) -> float:
+    return float(rect.get("width", "nan"))
+
+
+def demo() -> Comparison:
+    base = side({"tcp": 100.0, "udp": 50.0, "latency": [900.0, 950.0, 1000.0]}, platform="p")
+    head = side({"tcp": 90.0, "udp": 55.0, "latency": [900.0, 940.0, 1010.0]}, platform="p")
+    return compare(base, head)
+
+
+def test_a_group_per_metric_with_base_and_pr_bars_in_verdict_colours() -> None:
+    root = assert_inert(platform_svg(demo().platforms[0]))
+    assert len(bars(root, BASE_COLOUR)) == 3
+    assert len(bars(root, RED)) == 1  # tcp −10 %
+    assert len(bars(root, GREEN)) == 1  # udp +10 %
+    assert len(bars(root, BLUE)) == 1  # latency, ranges overlap
+    shown = texts(root)
+    assert {"tcp", "udp", "latency"} <= set(shown)
+    assert "\u221210.0 %" in shown
+    assert "+10.0 %" in shown
+    assert "regressed, beyond tolerance" in shown
+    assert "100 Mbps" in shown
+    assert "90 Mbps" in shown
+    assert "950 Mbps (n=3)" in shown
+
+
+def test_bars_are_scaled_to_the_base_so_every_scale_reads_on_one_axis() -> None:
+    base = side({"small": 0.002, "big": 9.0e6}, platform="p")
+    head = side({"small": 0.001, "big": 9.9e6}, platform="p")
+    root = assert_inert(platform_svg(compare(base, head).platforms[0]))
+    base_widths = [width(rect) for rect in bars(root, BASE_COLOUR)]
+    assert len(base_widths) == 2
+    assert base_widths[0] == base_widths[1] > 100  # both bases at 100 %, both visible
+    (regressed,) = bars(root, RED)  # small halved
+    (improved,) = bars(root, GREEN)  # big +10 %
+    assert width(regressed) == pytest.approx(base_widths[0] * 0.5, abs=0.2)
+    assert width(improved) == pytest.approx(base_widths[0] * 1.1, abs=0.2)
+    assert {"0.002 Mbps", "0.001 Mbps", "9e+06 Mbps", "9.9e+06 Mbps"} <= set(texts(root))
+
+
+def test_whiskers_only_for_sides_with_several_samples() -> None:
+    root = assert_inert(platform_svg(demo().platforms[0]))
+    whiskers = list(root.iter(f"{SVG}path"))
+    assert len(whiskers) == 2  # latency, base and PR; tcp and udp have one sample each
+    assert all(w.get("d", "").startswith("M") for w in whiskers)
+
+
+def test_a_bar_far_past_the_axis_is_cut_and_marked_with_its_true_value() -> None:
+    base, head = side({"errors": 1.0}, platform="p"), side({"errors": 40.0}, platform="p")
+    svg = platform_svg(compare(base, head).platforms[0])
+    root = assert_inert(svg)
+    assert "300 %" in texts(root)  # the axis stops at 300 %
+    assert "40 Mbps" in texts(root)
+    assert "+3900.0 %" not in texts(root)
+    assert "+3.9e+03 %" in texts(root)
+    assert len([e for e in root.iter(f"{SVG}line") if e.get("stroke") == "#ffffff"]) == 2
+
+
+def test_a_side_without_a_value_is_labelled_not_drawn() -> None:
+    base = side({"rx": 10.0, "tx": 5.0}, platform="p")
+    head = side({"rx": 11.0, "new": 3.0}, platform="p", failures=[FailedCase("p", "tx", "crashed")])
+    root = assert_inert(platform_svg(compare(base, head).platforms[0]))
+    shown = texts(root)
+    assert "no PR value" in shown
+    assert "no base value" in shown
+    assert "failed on PR" in shown
+    assert "failed on PR: tx: crashed" in shown  # the failed case, at the foot
+    assert len(bars(root, OTHER_COLOUR)) == 1  # the new metric
+
+
+def test_a_single_run_draws_plain_bars_one_panel_per_unit() -> None:
+    head = side({"rx": 10.0, "tx": 5.0}, platform="p")
+    side({"lat": [20.0, 30.0]}, platform="p", unit="us", into=head)
+    comparison = compare(SideReport(), head)
+    root = assert_inert(platform_svg(comparison.platforms[0]))
+    assert bars(root, BASE_COLOUR) == []
+    drawn = bars(root, BLUE)
+    assert len(drawn) == 3
+    shown = texts(root)
+    assert "Mbps" in shown  # the panels' headings
+    assert "us" in shown
+    assert "%" not in " ".join(shown)
+    # One axis per unit: within Mbps, rx is twice tx.
+    by_label = dict(zip(["rx", "tx", "lat"], drawn, strict=True))  # Mbps, then us
+    assert width(by_label["rx"]) == pytest.approx(2 * width(by_label["tx"]), abs=0.2)
+    assert len(list(root.iter(f"{SVG}path"))) == 1  # lat has two samples
+
+
+def test_history_draws_one_bar_per_commit_with_the_same_code() -> None:
+    points = [
+        HistoryPoint("1a2b3c4", Stats.of([10.0])),
+        HistoryPoint("5d6e7f8", Stats.of([11.0, 12.0])),
+        HistoryPoint("9a0b1c2", Stats.of([8.0]), highlight=True),
+    ]
+    root = assert_inert(history_svg("tcp4_mbps", "Mbps", points))
+    assert len(bars(root, HISTORY_COLOUR)) == 2
+    assert len(bars(root, HIGHLIGHT_COLOUR)) == 1
+    shown = texts(root)
+    assert shown.index("1a2b3c4") < shown.index("5d6e7f8") < shown.index("9a0b1c2")
+    assert "tcp4_mbps (Mbps)" in shown
+    assert "11.5 Mbps (n=2)" in shown
+    assert len(list(root.iter(f"{SVG}path"))) == 1
+    assert_inert(history_svg("m", "", []))
+
+
+@pytest.mark.parametrize("hostile", HOSTILE, ids=lambda h: repr(h[:24]))
+def test_hostile_names_units_platforms_and_reasons_stay_text(hostile: str) -> None:
+    base = side({hostile: 100.0, "plain": 1.0}, platform=hostile, unit=hostile)
+    head = side(
+        {hostile: 50.0},
+        platform=hostile,
+        unit=hostile,
+        failures=[FailedCase(hostile, "plain", hostile)],
+    )
+    comparison = compare(base, head)
+    svg = platform_svg(comparison.platforms[0])
+    root = assert_inert(svg)
+    shown = texts(root)
+    label = clean(hostile, MAX_LABEL)
+    assert label in shown  # the name is there, as text, cleaned and cut
+    assert len(label) <= MAX_LABEL
+    if len(hostile) > MAX_LABEL:
+        assert label.endswith("…")
+    assert not any(unicodedata.category(c) in ("Cc", "Cf") for t in shown for c in t)
+    history = history_svg(hostile, hostile, [HistoryPoint(hostile, Stats.of([1.0]))], hostile)
+    assert clean(hostile, MAX_LABEL) in texts(assert_inert(history))
+
+
+def test_one_platform_one_file_several_platforms_one_file_each() -> None:
+    (single,) = plot_files(demo(), "out/chart.svg")
+    assert (single.name, single.platform) == ("out/chart.svg", "p")
+    base = side({"rx": 1.0}, platform="qemu_x86/atom")
+    for name in ("qemu_x86_atom", "../../etc/passwd", "..", "a\\b", "ok"):
+        side({"rx": 1.0}, platform=name, into=base)
+    files = plot_files(compare(base, base), "out/chart.svg")
+    names = sorted(f.name for f in files)
+    assert names == sorted(
+        [
+            "out/chart-qemu_x86_atom.svg",
+            "out/chart-qemu_x86_atom-2.svg",
+            "out/chart-etc_passwd.svg",
+            "out/chart-platform.svg",
+            "out/chart-a_b.svg",
+            "out/chart-ok.svg",
+        ]
+    )
+    for file in files:
+        assert_inert(file.svg)
+        assert file.name.startswith("out/chart-")
+        assert ".." not in file.name
+        assert "/" not in file.name.removeprefix("out/")
+
+
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("qemu_x86/atom", "qemu_x86_atom"),
+        ("../..", "platform"),
+        (".hidden", "hidden"),
+        ("a..b", "a.b"),
+        ("x" * 500, "x" * 80),
+        ("名前", "platform"),
+        ("nul\x00byte", "nul_byte"),
+    ],
+)
+def test_safe_name(platform: str, expected: str) -> None:
+    assert safe_name(platform) == expected
+
+
+def test_no_platform_still_gives_a_chart_saying_so() -> None:
+    (only,) = plot_files(Comparison(()), "c.svg")
+    assert "no measurements" in texts(assert_inert(only.svg))
+
+
+def test_the_same_input_gives_the_same_bytes() -> None:
+    assert platform_svg(demo().platforms[0]) == platform_svg(demo().platforms[0])
+
+
+def test_a_hundred_metrics() -> None:
+    values = {f"metric_{i:03d}": float(10 ** (i % 7) + i) for i in range(100)}
+    moved = {
+        name: value * (0.9 if i % 3 == 0 else 1.0) for i, (name, value) in enumerate(values.items())
+    }
+    comparison = compare(side(values, platform="p"), side(moved, platform="p"))
+    root = assert_inert(platform_svg(comparison.platforms[0]))
+    assert len(bars(root, BASE_COLOUR)) == 100
+    assert len(bars(root, RED)) == 34
+    assert int(root.get("height", "0")) > 100 * 30
