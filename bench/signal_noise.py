@@ -1,0 +1,866 @@
+"""Signal and noise of perfbot's verdicts, measured with real iperf3 on loopback (issue 13, item 9).
+
+A lab suite (TCP transmit, TCP receive with -R, UDP at a fixed offered rate; and a TCP
+transmit paced with -b) is measured on 127.0.0.1 and laid out as a lab workflow uploads it
+(``base/loopback/<case>_<i>.json``, ``head/loopback/...``), once per comparison:
+
+  * A/A (same code on both sides) at 1 run per side; at 3 runs, all base runs then all
+    head runs; at 3 runs interleaved (base, head, base, head…);
+  * A/B at 3 runs interleaved: UDP offered 5 % lower on head; TCP paced 5 % lower on head.
+    The head's JSON is then given the base's requested rate back (``target_bitrate``), as a
+    real regression would look: same command, slower code. The manifest keeps both.
+
+Besides, ``--history`` entries of the base code (one run of every case each, spread over
+the measuring time) stand for the same-commit measurements the App's noise model sees.
+
+Every comparison is judged by one function, ``judge(base_dir, head_dir, history_dirs)``
+(today the stateless ``perfbot compare``: read_side + compare with the default Policy;
+``--judge module:function`` swaps another in). Printed per experiment: exits, metrics
+judged / moved / beyond tolerance, the A/A false-alarm rate per metric and the A/B
+detection rate with 95 % Wilson intervals, against the same figures of a naive rule (any
+|change| ≥ 1 % of the medians is a move; beyond tolerance when a regression exceeds 5 %)
+computed in the same process; then the measured per-run noise of each metric and the
+smallest change it lets one detect, and the targets of issue 13 with PASS or FAIL.
+
+  .venv/bin/python bench/signal_noise.py --save-corpus /tmp/corpus   # measure (≈ 8 min)
+  .venv/bin/python bench/signal_noise.py --corpus /work/signal-corpus   # re-judge (seconds)
+
+The file is not called signal.py: bench/ is the first entry of sys.path when a bench
+script runs, and a bench/signal.py would be imported in place of the standard library's
+signal module by every bench script (subprocess and asyncio import it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+import loopback
+
+from perfbot.cli.localfiles import read_tree
+from perfbot.engine.compare import MOVED, Comparison, Policy, Verdict, compare
+from perfbot.engine.sides import Series, SideReport, read_side
+from perfbot.model import Better, Scale
+
+REPO = Path(__file__).resolve().parents[1]
+PLATFORM = "loopback"
+CORPUS_FORMAT = "perfbot-signal-corpus/1"
+# Verdicts that say base and head were compared (anything else: one side missing or failed).
+NOT_JUDGED = frozenset({Verdict.NEW, Verdict.MISSING, Verdict.FAILED, Verdict.NOT_COMPARABLE})
+NAIVE_MOVE_PCT = 1.0
+NAIVE_TOLERANCE_PCT = 5.0
+# Targets of issue 13 on this machine.
+TARGET_AA_MOVED = 0.01
+TARGET_AB_DETECTED = 0.95
+Z_95 = 1.959964  # two-sided 95 %, for the Wilson intervals
+MDE_FACTOR = 2.326 + 1.645  # one-sided α = 1 %, power 95 % (noise.md)
+PER_RUN_OVERHEAD = 0.15  # seconds a client run costs beyond its -t, for the budget's estimate
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One iperf3 client invocation of the suite; ``rate_bps`` is its -b (None: none)."""
+
+    name: str
+    args: tuple[str, ...]
+    rate_bps: int | None = None
+
+    def client_args(self, factor: float = 1.0) -> tuple[str, ...]:
+        if self.rate_bps is None:
+            return self.args
+        return (*self.args, "-b", str(round(self.rate_bps * factor)))
+
+
+def default_cases(udp_bps: int, tcp_pace_bps: int) -> dict[str, Case]:
+    cases = (
+        Case("tcp_tx", ()),
+        Case("tcp_rx", ("-R",)),
+        Case("udp", ("-u", "-l", "1400"), udp_bps),
+        Case("tcp_paced", (), tcp_pace_bps),
+    )
+    return {case.name: case for case in cases}
+
+
+@dataclass(frozen=True, slots=True)
+class Experiment:
+    """A series of comparisons measured the same way."""
+
+    name: str
+    title: str
+    cases: tuple[str, ...]
+    runs: int
+    interleaved: bool
+    comparisons: int
+    dropped: str | None = None  # the case whose rate head lowers (an A/B experiment)
+    drop: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        return "A/B" if self.dropped else "A/A"
+
+    @property
+    def metric(self) -> str | None:
+        """The metric an A/B experiment lowers: the receiver's rate of its dropped case."""
+        return f"{self.dropped}.receiver_mbps" if self.dropped else None
+
+    def schedule(self) -> list[tuple[str, int, str]]:
+        """(side, run index, case) in the order they are measured."""
+        if self.interleaved:
+            order = [(s, i) for i in range(1, self.runs + 1) for s in ("base", "head")]
+        else:
+            order = [(s, i) for s in ("base", "head") for i in range(1, self.runs + 1)]
+        return [(side, i, case) for side, i in order for case in self.cases]
+
+
+def default_experiments(
+    aa: int, ab: int, interleaved_runs: int, drop: float
+) -> tuple[Experiment, ...]:
+    suite = ("tcp_tx", "tcp_rx", "udp")
+    pct = f"{drop * 100:g} %"
+    return (
+        Experiment("aa_1run", "A/A, 1 run per side", suite, 1, False, aa),
+        Experiment("aa_3seq", "A/A, 3 runs per side, all base then all head", suite, 3, False, aa),
+        Experiment(
+            f"aa_{interleaved_runs}int",
+            f"A/A, {interleaved_runs} runs per side, interleaved",
+            suite,
+            interleaved_runs,
+            True,
+            aa,
+        ),
+        Experiment(
+            "ab_udp", f"A/B, UDP offered {pct} lower on head, 3 runs interleaved",
+            ("udp",), 3, True, ab, "udp", drop,
+        ),
+        Experiment(
+            "ab_tcp", f"A/B, TCP paced {pct} lower on head, 3 runs interleaved",
+            ("tcp_paced",), 3, True, ab, "tcp_paced", drop,
+        ),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    cases: dict[str, Case]
+    experiments: tuple[Experiment, ...]
+    history: int
+    seconds: int
+    omit: int = 0
+
+
+# --- measuring ----------------------------------------------------------------------------
+
+
+def measure(plan: Plan, root: Path, budget_seconds: float, out: TextIO) -> dict[str, Any]:
+    """Measure the plan into ``root`` (a corpus) within the budget; returns its manifest.
+
+    Comparisons are taken round-robin across the experiments (comparison k of each in
+    turn), so that machine drift spreads over all of them and a budget cut leaves every
+    experiment with some; history entries are spread over the rounds the same way.
+    """
+    started = time.monotonic()
+    deadline = started + budget_seconds
+    manifest: dict[str, Any] = {
+        "format": CORPUS_FORMAT,
+        "iperf3": loopback.version(),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "platform": PLATFORM,
+        "seconds": plan.seconds,
+        "omit": plan.omit,
+        "cases": {name: asdict(case) for name, case in plan.cases.items()},
+        "experiments": [{**asdict(e), "comparison_dirs": []} for e in plan.experiments],
+        "history": [],
+        "runs": [],
+        "truncated": False,
+    }
+    run_cost = plan.seconds + plan.omit + PER_RUN_OVERHEAD
+    rounds = max((e.comparisons for e in plan.experiments), default=0)
+    history_cases = sorted({c for e in plan.experiments for c in e.cases})
+    per_round = math.ceil(plan.history / rounds) if rounds else plan.history
+    with loopback.server() as port:
+
+        def run(case: Case, factor: float, path: Path, side: str) -> None:
+            result = loopback.client(port, case.client_args(factor), plan.seconds, plan.omit)
+            requested = None if case.rate_bps is None else round(case.rate_bps * factor)
+            output = result.output
+            if factor != 1.0 and case.rate_bps is not None:
+                output = _disguise(output, case.rate_bps)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(output)
+            manifest["runs"].append(
+                {
+                    "path": path.relative_to(root).as_posix(),
+                    "side": side,
+                    "case": case.name,
+                    "args": list(result.args),
+                    "requested_bps": requested,
+                    "reported_bps": case.rate_bps,
+                    "at": round(time.monotonic() - started, 2),
+                    "elapsed": round(result.elapsed, 2),
+                    "attempts": result.attempts,
+                    "error": result.error,
+                }
+            )
+
+        def history_entry() -> bool:
+            if time.monotonic() + len(history_cases) * run_cost > deadline:
+                return False
+            entry = f"history/{len(manifest['history']):02d}"
+            for name in history_cases:
+                run(plan.cases[name], 1.0, root / entry / PLATFORM / f"{name}_1.json", "history")
+            manifest["history"].append(entry)
+            return True
+
+        for k in range(rounds):
+            for index, experiment in enumerate(plan.experiments):
+                if k >= experiment.comparisons:
+                    continue
+                schedule = experiment.schedule()
+                if time.monotonic() + len(schedule) * run_cost > deadline:
+                    manifest["truncated"] = True
+                    continue
+                where = f"{experiment.name}/{k:02d}"
+                for side, i, name in schedule:
+                    lowered = side == "head" and name == experiment.dropped
+                    factor = 1.0 - experiment.drop if lowered else 1.0
+                    path = root / where / side / PLATFORM / f"{name}_{i}.json"
+                    run(plan.cases[name], factor, path, side)
+                manifest["experiments"][index]["comparison_dirs"].append(where)
+            for _ in range(per_round):
+                if len(manifest["history"]) < plan.history and not history_entry():
+                    manifest["truncated"] = True
+            elapsed = time.monotonic() - started
+            print(f"  measured round {k + 1}/{rounds} ({elapsed:.0f} s)", file=out, flush=True)
+        while len(manifest["history"]) < plan.history:
+            if not history_entry():
+                manifest["truncated"] = True
+                break
+    manifest["measure_seconds"] = round(time.monotonic() - started, 1)
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def _disguise(output: bytes, rate_bps: int) -> bytes:
+    """The run with the base's requested rate written back, as a slower build would report."""
+    try:
+        document = json.loads(output)
+    except ValueError:
+        return output
+    start = document.get("start") if isinstance(document, dict) else None
+    if not isinstance(start, dict):
+        return output
+    if "target_bitrate" in start:
+        start["target_bitrate"] = rate_bps
+    test_start = start.get("test_start")
+    if isinstance(test_start, dict) and "target_bitrate" in test_start:
+        test_start["target_bitrate"] = rate_bps
+    return (json.dumps(document, indent="\t") + "\n").encode()
+
+
+def load_corpus(root: Path) -> tuple[dict[str, Any], tuple[Experiment, ...]]:
+    manifest = json.loads((root / "manifest.json").read_text())
+    if manifest.get("format") != CORPUS_FORMAT:
+        raise SystemExit(f"{root}/manifest.json is not a {CORPUS_FORMAT} corpus")
+    return manifest, experiments_of(manifest)
+
+
+def experiments_of(manifest: dict[str, Any]) -> tuple[Experiment, ...]:
+    return tuple(
+        Experiment(
+            name=str(e["name"]),
+            title=str(e["title"]),
+            cases=tuple(e["cases"]),
+            runs=int(e["runs"]),
+            interleaved=bool(e["interleaved"]),
+            comparisons=int(e["comparisons"]),
+            dropped=e["dropped"],
+            drop=float(e["drop"]),
+        )
+        for e in manifest["experiments"]
+    )
+
+
+# --- judging ------------------------------------------------------------------------------
+
+Judge = Callable[[Path, Path, Sequence[Path]], Comparison]
+
+
+def read_dir(path: Path) -> SideReport:
+    """One side read from disk as ``perfbot compare`` reads it."""
+    tree = read_tree(path)
+    side = read_side(tree.files)
+    for name, reason in tree.refused:
+        side.refuse(name, reason)
+    return side
+
+
+def judge(base_dir: Path, head_dir: Path, history_dirs: Sequence[Path]) -> Comparison:
+    """The verdicts under evaluation: today the stateless ``perfbot compare``.
+
+    ``history_dirs`` are sides of the base's code (``<platform>/<case>_1.json``, one run of
+    every case each), the same-commit measurements the App's noise model will have; the
+    stateless rule has no use for them. This is the one place to swap the noise model in.
+    """
+    del history_dirs  # the stateless rule knows no history
+    return compare(read_dir(base_dir), read_dir(head_dir), Policy())
+
+
+def load_judge(spec: str) -> Judge:
+    """``module:function`` (module importable from the repository or bench/)."""
+    module_name, _, function = spec.partition(":")
+    if not module_name or not function:
+        raise SystemExit(f"--judge {spec!r}: give module:function")
+    found: Judge = getattr(importlib.import_module(module_name), function)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a rule said of one metric in one comparison."""
+
+    metric: str
+    verdict: str
+    judged: bool
+    moved: bool
+    regressed: bool
+    beyond: bool
+    change_pct: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    experiment: str
+    comparison: str
+    exit_code: int
+    outcomes: tuple[Outcome, ...]
+    naive_exit_code: int
+    naive: tuple[Outcome, ...]
+
+
+def outcomes_of(comparison: Comparison) -> tuple[Outcome, ...]:
+    """The rule's verdicts, as returned, per metric."""
+    result = []
+    for platform in comparison.platforms:
+        for m in platform.metrics:
+            result.append(
+                Outcome(
+                    m.name,
+                    str(m.verdict),
+                    m.verdict not in NOT_JUDGED,
+                    m.verdict in MOVED,
+                    m.verdict is Verdict.REGRESSED,
+                    m.beyond_tolerance,
+                    m.change_pct,
+                )
+            )
+    return tuple(sorted(result, key=lambda o: o.metric))
+
+
+def naive_outcomes(base: SideReport, head: SideReport) -> tuple[Outcome, ...]:
+    """The baseline rule: any |change| of the medians ≥ 1 % is a move, > 5 % down is red."""
+    result = []
+    for key in sorted(base.series.keys() & head.series.keys()):
+        b, h = base.series[key], head.series[key]
+        mb, mh = _median(b.samples), _median(h.samples)
+        if mb == 0:
+            change = 0.0 if mh == 0 else math.copysign(math.inf, mh)
+        else:
+            change = (mh - mb) / abs(mb) * 100
+        moved = abs(change) >= NAIVE_MOVE_PCT
+        worse = change < 0 if b.better is Better.HIGHER else change > 0
+        regressed = moved and worse
+        verdict = "regressed" if regressed else "improved" if moved else "unchanged"
+        beyond = regressed and abs(change) > NAIVE_TOLERANCE_PCT
+        shown = change if math.isfinite(change) else None
+        result.append(Outcome(key[1], verdict, True, moved, regressed, beyond, shown))
+    return tuple(result)
+
+
+def score(
+    root: Path, manifest: dict[str, Any], experiments: Sequence[Experiment], rule: Judge
+) -> list[Scored]:
+    """Every comparison of the corpus judged by ``rule`` and by the naive rule."""
+    history = [root / entry for entry in manifest["history"]]
+    scored = []
+    for experiment, record in zip(experiments, manifest["experiments"], strict=True):
+        for where in record["comparison_dirs"]:
+            base_dir, head_dir = root / where / "base", root / where / "head"
+            comparison = rule(base_dir, head_dir, history)
+            naive = naive_outcomes(read_dir(base_dir), read_dir(head_dir))
+            scored.append(
+                Scored(
+                    experiment.name,
+                    where,
+                    1 if comparison.regressed_beyond_tolerance else 0,
+                    outcomes_of(comparison),
+                    1 if any(o.beyond for o in naive) else 0,
+                    naive,
+                )
+            )
+    return scored
+
+
+# --- figures ------------------------------------------------------------------------------
+
+
+def wilson(k: int, n: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion k/n (sound at 0/n and n/n, unlike p ± z·se)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(slots=True)
+class Tally:
+    judged: int = 0
+    moved: int = 0
+    regressed: int = 0
+    beyond: int = 0
+
+    def add(self, outcome: Outcome) -> None:
+        self.judged += outcome.judged
+        self.moved += outcome.moved
+        self.regressed += outcome.regressed
+        self.beyond += outcome.beyond
+
+
+@dataclass(slots=True)
+class Figures:
+    """One experiment's figures under the rule and under the naive rule."""
+
+    experiment: Experiment
+    comparisons: int = 0
+    exit_1: int = 0
+    naive_exit_1: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    total: Tally = field(default_factory=Tally)
+    naive_total: Tally = field(default_factory=Tally)
+    per_metric: dict[str, Tally] = field(default_factory=dict)
+    naive_per_metric: dict[str, Tally] = field(default_factory=dict)
+    dropped_changes: list[float] = field(default_factory=list)
+
+    @property
+    def moved_rate(self) -> float:
+        return self.total.moved / self.total.judged if self.total.judged else math.nan
+
+    def detected(self, naive: bool = False) -> Tally:
+        """The dropped metric's tally; a comparison that lacks it counts as not detected."""
+        metric = self.experiment.metric
+        table = self.naive_per_metric if naive else self.per_metric
+        return replace(table.get(metric or "", Tally()), judged=self.comparisons)
+
+
+def summarize(experiments: Sequence[Experiment], scored: Iterable[Scored]) -> list[Figures]:
+    figures = {e.name: Figures(e) for e in experiments}
+    for s in scored:
+        f = figures[s.experiment]
+        f.comparisons += 1
+        f.exit_1 += s.exit_code
+        f.naive_exit_1 += s.naive_exit_code
+        for o in s.outcomes:
+            f.verdicts[o.verdict] += 1
+            f.total.add(o)
+            f.per_metric.setdefault(o.metric, Tally()).add(o)
+            if o.metric == f.experiment.metric and o.change_pct is not None:
+                f.dropped_changes.append(o.change_pct)
+        for o in s.naive:
+            f.naive_total.add(o)
+            f.naive_per_metric.setdefault(o.metric, Tally()).add(o)
+    return list(figures.values())
+
+
+def _rate(k: int, n: int) -> str:
+    if n == 0:
+        return "   –"
+    low, high = wilson(k, n)
+    return f"{k:>3}/{n:<3} {k / n * 100:5.1f} % [{low * 100:.1f}–{high * 100:.1f} %]"
+
+
+def print_figures(f: Figures, out: TextIO) -> None:
+    e = f.experiment
+    print(f"\n{e.name}: {e.title} — {f.comparisons} comparisons of {', '.join(e.cases)}", file=out)
+    t, n = f.total, f.naive_total
+    verdicts = ", ".join(f"{v} {c}" for v, c in sorted(f.verdicts.items()))
+    print(
+        f"  rule : exit 1 in {f.exit_1}/{f.comparisons}; metrics judged {t.judged}, "
+        f"moved {t.moved}, beyond tolerance {t.beyond}  ({verdicts})",
+        file=out,
+    )
+    print(
+        f"  naive: exit 1 in {f.naive_exit_1}/{f.comparisons}; metrics judged {n.judged}, "
+        f"moved {n.moved}, beyond tolerance {n.beyond}"
+        + (f"; moved rule/naive {t.moved / n.moved:.2f}" if n.moved else ""),
+        file=out,
+    )
+    label = "false alarms (moved / judged)" if e.kind == "A/A" else "moved / judged"
+    print(f"  {label:<30} {'rule':<29} naive", file=out)
+    for metric in sorted(f.per_metric):
+        a, b = f.per_metric[metric], f.naive_per_metric.get(metric, Tally())
+        print(
+            f"    {metric:<28} {_rate(a.moved, a.judged):<29} {_rate(b.moved, b.judged)}", file=out
+        )
+    print(f"    {'all':<28} {_rate(t.moved, t.judged):<29} {_rate(n.moved, n.judged)}", file=out)
+    if e.metric:
+        d, nd = f.detected(), f.detected(naive=True)
+        changes = sorted(f.dropped_changes)
+        spread = (
+            f"; change median {_median(changes):+.1f} % (from {changes[0]:+.1f} to "
+            f"{changes[-1]:+.1f} %)"
+            if changes
+            else ""
+        )
+        print(f"  {e.metric} (lowered {e.drop * 100:g} % on head){spread}", file=out)
+        print(
+            f"    detected (regressed)        {_rate(d.regressed, d.judged):<29} "
+            f"{_rate(nd.regressed, nd.judged)}",
+            file=out,
+        )
+        print(
+            f"    beyond tolerance            {_rate(d.beyond, d.judged):<29} "
+            f"{_rate(nd.beyond, nd.judged)}",
+            file=out,
+        )
+
+
+def targets(figures: Sequence[Figures]) -> list[tuple[str, bool, str]]:
+    """Issue 13's targets: (what, met, the figure)."""
+    result = []
+    for f in figures:
+        e = f.experiment
+        if e.kind == "A/A":
+            rate = f.moved_rate
+            result.append(
+                (
+                    f"{e.name}: at most {TARGET_AA_MOVED:.0%} of metrics moved",
+                    f.total.judged > 0 and rate <= TARGET_AA_MOVED,
+                    f"{f.total.moved}/{f.total.judged} = {rate * 100:.1f} %",
+                )
+            )
+            result.append(
+                (f"{e.name}: none beyond tolerance", f.total.beyond == 0, f"{f.total.beyond}")
+            )
+            result.append(
+                (
+                    f"{e.name}: exit 0 in every comparison",
+                    f.comparisons > 0 and f.exit_1 == 0,
+                    f"exit 1 in {f.exit_1}/{f.comparisons}",
+                )
+            )
+        elif e.runs >= 3:
+            d = f.detected()
+            low, _ = wilson(d.regressed, d.judged)
+            rate = d.regressed / d.judged if d.judged else 0.0
+            result.append(
+                (
+                    f"{e.name}: {e.drop * 100:g} % drop detected ≥ {TARGET_AB_DETECTED:.0%}",
+                    d.judged > 0 and rate >= TARGET_AB_DETECTED,
+                    f"{d.regressed}/{d.judged} = {rate * 100:.0f} % (95 % lower bound "
+                    f"{low * 100:.0f} %)",
+                )
+            )
+    return result
+
+
+# --- noise --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Noise:
+    """Robust per-run spread of one metric: relative (log) for rates, absolute for counters."""
+
+    metric: str
+    unit: str
+    absolute: bool
+    within_pairs: int
+    within: float | None  # σ per run, from pairs of runs of one side of one comparison
+    history_pairs: int
+    history: float | None  # σ per run, from pairs of history entries (spread over the run)
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def robust_sigma(differences: Sequence[float]) -> float | None:
+    """σ of one run from differences of two runs: 1.4826·MAD / √2 (a difference has √2·σ)."""
+    if len(differences) < 2:
+        return None
+    centre = _median(differences)
+    mad = _median([abs(d - centre) for d in differences])
+    return 1.4826 * mad / math.sqrt(2)
+
+
+def _absolute(series: Series) -> bool:
+    """Counters and percentages (retransmits, loss) have no meaningful ratio near zero."""
+    return series.scale is not Scale.RATIO or series.unit in {"", "%"}
+
+
+def _absolute_unit(unit: str) -> str:
+    return {"%": "pp", "": "counts"}.get(unit, unit)
+
+
+def _differences(samples: Sequence[float], absolute: bool) -> list[float]:
+    pairs = [(a, b) for i, a in enumerate(samples) for b in samples[i + 1 :]]
+    if absolute:
+        return [b - a for a, b in pairs]
+    return [math.log(b / a) for a, b in pairs if a > 0 and b > 0]
+
+
+def noise(root: Path, manifest: dict[str, Any]) -> list[Noise]:
+    within: dict[str, list[float]] = {}
+    across: dict[str, list[float]] = {}
+    units: dict[str, str] = {}
+    absolute: dict[str, bool] = {}
+    for record in manifest["experiments"]:
+        if record["runs"] < 2:
+            continue
+        for where in record["comparison_dirs"]:
+            for side in ("base", "head"):
+                for (_, metric), series in read_dir(root / where / side).series.items():
+                    units[metric], absolute[metric] = series.unit, _absolute(series)
+                    diffs = _differences(series.samples, absolute[metric])
+                    within.setdefault(metric, []).extend(diffs)
+    pooled: dict[str, list[float]] = {}
+    for entry in manifest["history"]:
+        for (_, metric), series in read_dir(root / entry).series.items():
+            units[metric], absolute[metric] = series.unit, _absolute(series)
+            pooled.setdefault(metric, []).extend(series.samples)
+    for metric, samples in pooled.items():
+        across[metric] = _differences(samples, absolute[metric])
+    return [
+        Noise(
+            metric,
+            units[metric],
+            absolute[metric],
+            len(within.get(metric, [])),
+            robust_sigma(within.get(metric, [])),
+            len(across.get(metric, [])),
+            robust_sigma(across.get(metric, [])),
+        )
+        for metric in sorted(units)
+    ]
+
+
+def mde(sigma: float, n: int) -> float:
+    """The smallest change detectable at α 1 % one-sided and power 95 % with n runs per side."""
+    return MDE_FACTOR * sigma * math.sqrt(2 / n)
+
+
+def print_noise(rows: Sequence[Noise], out: TextIO) -> None:
+    print(
+        "\nper-run noise σ = 1.4826·MAD/√2 of the differences between two runs of one side "
+        "(log-ratios for rates, absolute for counters and %),\nand the smallest change "
+        "detectable from it (α 1 % one-sided, power 95 %: 3.97·σ·√(2/n))",
+        file=out,
+    )
+    print(
+        f"  {'metric':<26} {'σ within side':>16} {'σ history':>16}   MDE n=1   n=3   n=5",
+        file=out,
+    )
+    for row in rows:
+
+        def shown(sigma: float | None, pairs: int, row: Noise = row) -> str:
+            if sigma is None:
+                return "–"
+            if row.absolute:
+                return f"{sigma:.3g} {_absolute_unit(row.unit)} ({pairs})"
+            return f"{sigma * 100:.2f} % ({pairs})"
+
+        sigma = row.within if row.within is not None else row.history
+        if sigma is None:
+            mdes = ""
+        elif row.absolute:
+            unit = _absolute_unit(row.unit)
+            mdes = "  ".join(f"{mde(sigma, n):.3g} {unit}" for n in (1, 3, 5))
+        else:
+            mdes = "  ".join(f"{mde(sigma, n) * 100:5.1f} %" for n in (1, 3, 5))
+        within, history = shown(row.within, row.within_pairs), shown(row.history, row.history_pairs)
+        print(f"  {row.metric:<26} {within:>16} {history:>16}   {mdes}", file=out)
+
+
+# --- the CLI, once per experiment ---------------------------------------------------------
+
+
+def cli_check(root: Path, scored: Sequence[Scored], out: TextIO) -> None:
+    """`perfbot compare`'s exit code on the first comparison of each experiment, and on the
+    first one the engine calls beyond tolerance, against the engine's own verdict."""
+    chosen: dict[str, Scored] = {}
+    for s in scored:
+        chosen.setdefault(s.experiment, s)
+    red = next((s for s in scored if s.exit_code), None)
+    if red is not None:
+        chosen.setdefault("beyond tolerance", red)
+    agree = 0
+    for s in chosen.values():
+        result = subprocess.run(
+            [sys.executable, "-m", "perfbot", "compare", str(root / s.comparison)],
+            capture_output=True,
+            timeout=120,
+            check=False,
+            cwd=REPO,
+        )
+        if result.returncode == s.exit_code:
+            agree += 1
+            continue
+        said = result.stderr.decode(errors="replace").strip().splitlines()
+        print(
+            f"  perfbot compare {s.comparison}: exit {result.returncode}, the engine said "
+            f"{s.exit_code}" + (f" (stderr: {said[-1][:200]})" if said else ""),
+            file=out,
+        )
+    print(
+        f"\nperfbot compare CLI exit code agrees with the engine in {agree}/{len(chosen)} "
+        "comparisons checked",
+        file=out,
+    )
+
+
+# --- main ---------------------------------------------------------------------------------
+
+
+def _rate_arg(text: str) -> int:
+    suffixes = {"K": 1e3, "M": 1e6, "G": 1e9}
+    scale = suffixes.get(text[-1:].upper(), 1.0)
+    number = text[:-1] if text[-1:].upper() in suffixes else text
+    try:
+        return round(float(number) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a rate: {text!r} (e.g. 200M, 2G)") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--corpus", type=Path, help="re-judge this saved corpus, measure nothing")
+    p.add_argument("--save-corpus", type=Path, help="keep every measured run in this directory")
+    p.add_argument("--judge", help="module:function to judge with instead of judge()")
+    p.add_argument("--json", type=Path, help="also write the figures here as JSON")
+    p.add_argument("--budget-seconds", type=float, default=540.0, help="measuring time cap")
+    p.add_argument("--comparisons", type=int, default=6, help="per A/A experiment")
+    p.add_argument("--ab-comparisons", type=int, default=10, help="per A/B experiment")
+    p.add_argument("--interleaved-runs", type=int, default=3, help="runs per side, A/A ABAB")
+    p.add_argument("--history", type=int, default=8, help="same-code entries for the noise model")
+    p.add_argument("--seconds", type=int, default=1, help="iperf3 -t")
+    p.add_argument("--omit", type=int, default=0, help="iperf3 -O")
+    p.add_argument("--udp-rate", type=_rate_arg, default=_rate_arg("200M"))
+    p.add_argument("--tcp-pace", type=_rate_arg, default=_rate_arg("2G"))
+    p.add_argument("--drop", type=float, default=0.05, help="the A/B rate drop on head")
+    p.add_argument("--no-cli-check", action="store_true", help="skip the perfbot compare check")
+    return p
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
+    args = parser().parse_args(argv)
+    rule = load_judge(args.judge) if args.judge else judge
+    scratch: Path | None = None
+    try:
+        if args.corpus:
+            root = args.corpus
+            manifest, experiments = load_corpus(root)
+        else:
+            if args.save_corpus:
+                root = args.save_corpus
+                if root.exists() and any(root.iterdir()):
+                    raise SystemExit(f"--save-corpus {root} is not empty")
+                root.mkdir(parents=True, exist_ok=True)
+            else:
+                root = scratch = Path(tempfile.mkdtemp(prefix="perfbot-signal-"))
+            cases = default_cases(args.udp_rate, args.tcp_pace)
+            experiments = default_experiments(
+                args.comparisons, args.ab_comparisons, args.interleaved_runs, args.drop
+            )
+            plan = Plan(cases, experiments, args.history, args.seconds, args.omit)
+            runs = sum(e.comparisons * len(e.schedule()) for e in experiments)
+            runs += args.history * len({c for e in experiments for c in e.cases})
+            print(
+                f"measuring {runs} iperf3 runs of {args.seconds} s on {loopback.HOST} "
+                f"(budget {args.budget_seconds:.0f} s)",
+                file=out,
+                flush=True,
+            )
+            manifest = measure(plan, root, args.budget_seconds, out)
+        report(root, manifest, experiments, rule, args=args, out=out)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+def report(
+    root: Path,
+    manifest: dict[str, Any],
+    experiments: Sequence[Experiment],
+    rule: Judge,
+    *,
+    args: argparse.Namespace,
+    out: TextIO,
+) -> None:
+    runs = manifest["runs"]
+    failed = sum(1 for r in runs if r["error"])
+    print(
+        f"corpus {root}: {manifest['iperf3']}, {len(runs)} runs of {manifest['seconds']} s "
+        f"({failed} failed), {len(manifest['history'])} history entries, measured in "
+        f"{manifest.get('measure_seconds', '?')} s on {manifest['created']}"
+        + (" — CUT SHORT by the budget" if manifest["truncated"] else ""),
+        file=out,
+    )
+    started = time.perf_counter()
+    scored = score(root, manifest, experiments, rule)
+    judged_in = time.perf_counter() - started
+    name = args.judge or "judge() = perfbot compare, default Policy"
+    print(f"judged {len(scored)} comparisons with {name} in {judged_in:.2f} s", file=out)
+    figures = summarize(experiments, scored)
+    for f in figures:
+        print_figures(f, out)
+    rows = noise(root, manifest)
+    print_noise(rows, out)
+    met = targets(figures)
+    print("\ntargets (issue 13)", file=out)
+    for what, ok, figure in met:
+        print(f"  {'PASS' if ok else 'FAIL'}  {what}: {figure}", file=out)
+    if not args.judge and not args.no_cli_check:
+        cli_check(root, scored, out)
+    if args.json:
+        document = {
+            "corpus": str(root),
+            "judge": name,
+            "experiments": [
+                {
+                    "name": f.experiment.name,
+                    "comparisons": f.comparisons,
+                    "exit_1": f.exit_1,
+                    "naive_exit_1": f.naive_exit_1,
+                    "total": asdict(f.total),
+                    "naive_total": asdict(f.naive_total),
+                    "per_metric": {k: asdict(v) for k, v in f.per_metric.items()},
+                    "verdicts": dict(f.verdicts),
+                    "detected": asdict(f.detected()) if f.experiment.metric else None,
+                }
+                for f in figures
+            ],
+            "noise": [asdict(row) for row in rows],
+            "targets": [{"target": w, "met": ok, "figure": fig} for w, ok, fig in met],
+        }
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
