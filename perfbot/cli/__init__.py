@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import errno
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from perfbot.cli.localfiles import is_within, read_tree
+from perfbot.cli.usage import EXIT_FAILED, EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, UsageError
 from perfbot.engine import formats
-from perfbot.engine.compare import Policy, compare
-from perfbot.engine.escape import clean
-from perfbot.engine.export import comparison_document
-from perfbot.engine.render import RenderContext, render
-from perfbot.engine.sides import SideReport, read_side
 
-EXIT_OK, EXIT_REGRESSED, EXIT_USAGE = 0, 1, 2
-EXIT_FAILED = 1  # perfbot comment: GitHub refused or failed
-
-
-class UsageError(Exception):
-    """A command line that cannot be carried out; the message is shown as is."""
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_REGRESSED", "EXIT_USAGE", "UsageError", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,43 +34,16 @@ def _parser() -> argparse.ArgumentParser:
 
     comp = commands.add_parser(
         "compare",
-        help="compare the reports of a base and a head run",
+        help="compare the reports of a base and a head run, or show one run",
         description=(
-            "Compare BASE with HEAD (each a report file or a directory, read recursively), "
-            "or, with a single DIR, DIR/base with DIR/head. Exit status: 0 fine, 1 a "
+            "Compare BASE with HEAD (each a report file, a saved baseline or a directory, "
+            "read recursively), or, with a single DIR, DIR/base with DIR/head. A single "
+            "RUN with neither base/ nor head/ shows its values. Exit status: 0 fine, 1 a "
             "regression beyond tolerance, 2 a usage error or nothing could be parsed. "
             "Symbolic links that point out of BASE, HEAD or DIR are not followed."
         ),
     )
-    comp.add_argument("paths", nargs="+", metavar="BASE HEAD | DIR")
-    comp.add_argument(
-        "--threshold",
-        type=_percent,
-        default=1.0,
-        metavar="PCT",
-        help="noise floor: smaller moves count as unchanged (default 1)",
-    )
-    comp.add_argument(
-        "--tolerance",
-        type=_percent,
-        default=5.0,
-        metavar="PCT",
-        help="a regression beyond this fails the command (default 5)",
-    )
-    comp.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown here")
-    comp.add_argument("--json", type=Path, metavar="FILE", help="write the JSON document here")
-    comp.add_argument(
-        "--exit-zero",
-        action="store_true",
-        help="exit 0 even when something regressed beyond tolerance",
-    )
-    comp.add_argument(
-        "--base-dir",
-        type=Path,
-        metavar="DIR",
-        help="refuse to read or write any file (BASE, HEAD, DIR, --markdown, --json) that "
-        "resolves outside DIR",
-    )
+    _compare_arguments(comp)
     comp.set_defaults(run=_compare)
 
     fmts = commands.add_parser("formats", help="list the report formats perfbot reads")
@@ -158,6 +119,81 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _compare_arguments(comp: argparse.ArgumentParser) -> None:
+    """The options of `perfbot compare`, grouped by what they are for (see README)."""
+    comp.add_argument("paths", nargs="+", metavar="BASE HEAD | DIR | RUN")
+    judging = comp.add_argument_group("judging")
+    judging.add_argument(
+        "--threshold",
+        type=_percent,
+        default=1.0,
+        metavar="PCT",
+        help="noise floor: smaller moves count as unchanged (default 1)",
+    )
+    judging.add_argument(
+        "--tolerance",
+        type=_percent,
+        default=5.0,
+        metavar="PCT",
+        help="a regression beyond this fails the command (default 5)",
+    )
+    judging.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when something regressed beyond tolerance, or when the "
+        "baseline is missing or unreadable (then reported as not available)",
+    )
+    inputs = comp.add_argument_group("inputs")
+    inputs.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="compare HEAD against this saved baseline (or any report): the same as "
+        "giving it as BASE",
+    )
+    inputs.add_argument(
+        "--platform",
+        action="append",
+        metavar="NAME",
+        help="only this platform, by its full board/soc name or its board alone "
+        "(qemu_x86 matches qemu_x86/atom, never qemu_x86_64); repeatable",
+    )
+    inputs.add_argument(
+        "--base-dir",
+        type=Path,
+        metavar="DIR",
+        help="refuse to read or write any file (BASE, HEAD, DIR, RUN, --baseline, "
+        "--markdown, --json, --save, --plot) that resolves outside DIR",
+    )
+    outputs = comp.add_argument_group("outputs")
+    outputs.add_argument(
+        "--format",
+        choices=("auto", "text", "markdown"),
+        default="auto",
+        help="what standard output gets: an aligned table (text) or the comment's "
+        "markdown; auto: text on a terminal, else markdown",
+    )
+    outputs.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown here")
+    outputs.add_argument("--json", type=Path, metavar="FILE", help="write the JSON document here")
+    outputs.add_argument(
+        "--save",
+        type=Path,
+        metavar="FILE",
+        help="write the head's measurements (or the single run's), every sample kept, "
+        "as a baseline file to give later as BASE or --baseline",
+    )
+    outputs.add_argument(
+        "--job-summary",
+        action="store_true",
+        help="append the markdown to $GITHUB_STEP_SUMMARY (GitHub Actions)",
+    )
+    outputs.add_argument(
+        "--annotate",
+        action="store_true",
+        help="print GitHub Actions annotations: a notice per platform that moved, a "
+        "warning per regression beyond tolerance",
+    )
+
+
 def _run_id(value: str) -> int:
     if not value.isdigit() or not 0 < int(value) < 2**63:
         raise argparse.ArgumentTypeError(f"{value!r} is not a workflow run id")
@@ -175,88 +211,10 @@ def _percent(value: str) -> float:
 
 
 def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    base_path, head_path = _sides(args.paths)
-    if args.base_dir is not None:
-        _confine(args, base_path, head_path)
-    base, head = _local_side(base_path), _local_side(head_path)
-    for label, side in (("base", base), ("head", head)):
-        for path, reason in side.unreadable:
-            # One line each, whatever the name holds: in a CI log a line break in a file
-            # name would start a line GitHub Actions reads as a workflow command.
-            print(f"perfbot: {label}: {clean(path, 300)}: {clean(reason, 300)}", file=err)
-    if base.files_read + head.files_read == 0:
-        print("perfbot: no report file could be parsed on either side", file=err)
-        return EXIT_USAGE
-    comparison = compare(base, head, Policy(threshold=args.threshold, tolerance=args.tolerance))
-    markdown = render(comparison, RenderContext())
-    if args.json:
-        document = json.dumps(comparison_document(comparison), indent=2) + "\n"
-        _write_output(args.json, document, "--json")
-    if args.markdown:
-        _write_output(args.markdown, markdown, "--markdown")
-    if not args.json and not args.markdown:
-        out.write(markdown)
-    if comparison.regressed_beyond_tolerance and not args.exit_zero:
-        return EXIT_REGRESSED
-    return EXIT_OK
+    # Imported here, like the other commands: `perfbot formats` needs none of it.
+    from perfbot.cli import compare
 
-
-def _sides(paths: list[str]) -> tuple[Path, Path]:
-    if len(paths) == 1:
-        root = Path(paths[0])
-        base, head = root / "base", root / "head"
-        if not base.is_dir() or not head.is_dir():
-            raise UsageError(f"{root} must hold a base/ and a head/ directory")
-        for side in (base, head):
-            if not is_within(side, root):
-                raise UsageError(f"{side} is a symbolic link out of {root}; it is not followed")
-        return base, head
-    if len(paths) == 2:
-        base, head = Path(paths[0]), Path(paths[1])
-        for path in (base, head):
-            if not path.exists():
-                raise UsageError(f"{path} does not exist")
-        return base, head
-    raise UsageError("give BASE and HEAD, or one DIR holding base/ and head/")
-
-
-# O_NOFOLLOW: an output file may sit in an untrusted checkout, where `report.md` can be a
-# committed link to ~/.bashrc or ~/.ssh/authorized_keys: perfbot must not write through it.
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-
-
-def _write_output(path: Path, text: str, role: str) -> None:
-    """Write ``text`` to ``path``, never through a symbolic link in its place."""
-    try:
-        descriptor = os.open(path, _WRITE_FLAGS, 0o666)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UsageError(
-                f"{role} {path} is a symbolic link; it is not written through"
-            ) from None
-        raise UsageError(f"{role} {path} cannot be written ({exc.strerror or exc})") from None
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-
-
-def _confine(args: argparse.Namespace, base: Path, head: Path) -> None:
-    """Every path the command reads or writes resolves under --base-dir, else a usage error."""
-    confined: Path = args.base_dir
-    if not confined.is_dir():
-        raise UsageError(f"--base-dir {confined} is not a directory")
-    named = [("BASE", base), ("HEAD", head), ("--markdown", args.markdown), ("--json", args.json)]
-    for role, path in named:
-        if path is not None and not is_within(path, confined):
-            raise UsageError(f"{role} {path} resolves outside --base-dir {confined}")
-
-
-def _local_side(root: Path) -> SideReport:
-    """One side read from disk; entries that were not followed are listed as unreadable."""
-    tree = read_tree(root)
-    side = read_side(tree.files)
-    for path, reason in tree.refused:
-        side.refuse(path, reason)
-    return side
+    return compare.run(args, out, err)
 
 
 def _formats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -1,15 +1,33 @@
-"""The comparison as the stable JSON document of ``perfbot compare --json``."""
+"""perfbot's own JSON documents: the comparison (``--json``) and a baseline (``--save``).
+
+Both are perfbot JSON version 2 (``perfbot.engine.formats.perfbot_json``), so either can
+be given back to ``perfbot compare`` as BASE or HEAD.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from perfbot.engine.compare import Comparison, MetricResult, Stats
+from perfbot.engine.escape import clean
+from perfbot.engine.formats.perfbot_json import (
+    BASELINE,
+    COMPARISON,
+    MAX_LABEL,
+    MAX_REASON,
+    MAX_UNIT,
+)
+from perfbot.engine.sides import SideReport
+from perfbot.model import Scale
+
+VERSION = 2
 
 
 def comparison_document(comparison: Comparison) -> dict[str, Any]:
     """The documented JSON shape (see README, "The JSON document"); values are medians."""
     return {
+        "perfbot": VERSION,
+        "kind": COMPARISON,
         "platforms": [
             {
                 "name": platform.name,
@@ -55,3 +73,52 @@ def _side(stats: Stats | None) -> dict[str, Any]:
     if stats is None:
         return {"value": None, "samples": []}
     return {"value": stats.value, "samples": list(stats.samples)}
+
+
+def baseline_document(side: SideReport, saved_from: str) -> dict[str, Any]:
+    """One side's measurements with every sample, as a perfbot JSON baseline file.
+
+    ``saved_from`` says which run it was (``head``, or ``run`` for a single run); each
+    metric keeps its unit, direction, scale and settings fingerprint, so a comparison
+    against the file judges it exactly as it would the run itself.
+    """
+    metrics = []
+    for (platform, name), series in sorted(side.series.items()):
+        entry: dict[str, Any] = {
+            "platform": _label(platform),
+            "name": _label(name),
+            "values": list(series.samples),
+            "unit": clean(series.unit, MAX_UNIT),
+            "better": series.better.value,
+        }
+        # Series gains the scale and settings of its samples with the noise-aware
+        # verdicts; until a side carries them, a ratio with no fingerprint is exact.
+        scale = getattr(series, "scale", Scale.RATIO)
+        settings = getattr(series, "settings", ())
+        entry["scale"] = Scale(scale).value
+        entry["settings"] = {
+            _label(str(key)): clean(str(value), MAX_LABEL) for key, value in settings
+        }
+        metrics.append(entry)
+    failures = [
+        {
+            "platform": _label(failure.platform),
+            "case": _label(failure.case),
+            "reason": clean(failure.reason, MAX_REASON) or "no reason given",
+            "whole_platform": failure.whole_platform,
+        }
+        for failure in side.failures
+    ]
+    return {
+        "perfbot": VERSION,
+        "kind": BASELINE,
+        "saved_from": saved_from,
+        "metrics": metrics,
+        "failures": failures,
+    }
+
+
+def _label(value: str) -> str:
+    # The reader refuses control characters and names over MAX_LABEL: a file name that a
+    # hostile checkout made long or multi-line must not make the whole baseline unreadable.
+    return clean(value, MAX_LABEL) or "(empty)"

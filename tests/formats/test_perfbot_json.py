@@ -95,9 +95,9 @@ def test_version_may_be_written_as_a_float() -> None:
 
 
 def test_unsupported_version_says_which_versions_are_supported() -> None:
-    error = parse_error({"perfbot": 2, "metrics": [metric()]})
-    assert '"perfbot": 2 is not a supported format version' in error.reason
-    assert "supported versions: 1" in error.reason
+    error = parse_error({"perfbot": 3, "metrics": [metric()]})
+    assert '"perfbot": 3 is not a supported format version' in error.reason
+    assert "supported versions: 1, 2" in error.reason
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])

@@ -1,4 +1,11 @@
-"""perfbot's own JSON report format, validated by hand against its published schema."""
+"""perfbot's own JSON report format, validated by hand against its published schema.
+
+Version 1 is the report format users write. Version 2 is what perfbot writes itself and
+reads back anywhere a report is accepted: a baseline (``perfbot compare --save``), whose
+metrics also carry the scale and the settings fingerprint of their samples, and the
+comparison document (``--json``), of which the head side is read. A v1 reader's strict
+keys stay strict: the v2 keys are errors in a v1 file.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +15,20 @@ from typing import Any
 from perfbot.engine.formats._base import Format
 from perfbot.engine.formats._common import finite_number, kind_of, load_json, shown_value
 from perfbot.errors import ParseError
-from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
+from perfbot.model import (
+    Better,
+    FailedCase,
+    Measurement,
+    ParseContext,
+    Parsed,
+    Scale,
+    Settings,
+)
 
 NAME = "perfbot-json"
 SCHEMA = "perfbot/schema/perfbot-report.schema.json"
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = (1, 2)
+BASELINE, COMPARISON = "baseline", "comparison"  # the v2 "kind"s perfbot writes
 
 # These limits are repeated in the schema; the tests check both agree on the boundaries.
 MAX_LABEL = 200
@@ -22,6 +38,9 @@ MAX_REASON = 200
 
 _METRIC_KEYS = ("name", "value", "values", "unit", "better", "platform")
 _FAILURE_KEYS = ("case", "reason", "platform")
+_METRIC_KEYS_V2 = (*_METRIC_KEYS, "scale", "settings")
+_FAILURE_KEYS_V2 = (*_FAILURE_KEYS, "whole_platform")
+MAX_SETTINGS = 50
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _TOP_LEVEL_LOOKING_KEY = re.compile(r'[{,]\s*"perfbot"\s*:')
 
@@ -48,7 +67,10 @@ def parse(text: str, ctx: ParseContext) -> Parsed:
 def _read_document(document: Any, default_platform: str) -> Parsed:
     if not isinstance(document, dict):
         raise _Invalid(f"the document must be a JSON object, got {kind_of(document)}")
-    _check_version(document)
+    version = _check_version(document)
+    kind = _kind(document, version)
+    if kind == COMPARISON:
+        return _read_comparison(document)
     platform = _optional_label(document, "platform", "") or default_platform
     metric_items = _items(document, "metrics", required=True)
     failure_items = _items(document, "failures", required=False)
@@ -59,16 +81,67 @@ def _read_document(document: Any, default_platform: str) -> Parsed:
     measurements = [
         measurement
         for index, item in enumerate(metric_items)
-        for measurement in _read_metric(item, f"metrics[{index}]", platform)
+        for measurement in _read_metric(item, f"metrics[{index}]", platform, version)
     ]
     failures = [
-        _read_failure(item, f"failures[{index}]", platform)
+        _read_failure(item, f"failures[{index}]", platform, version)
         for index, item in enumerate(failure_items)
     ]
     return Parsed(measurements=tuple(measurements), failures=tuple(failures))
 
 
-def _check_version(document: dict[str, Any]) -> None:
+def _kind(document: dict[str, Any], version: int) -> str | None:
+    if "kind" not in document or version < 2:
+        return None  # in v1 every other top-level key is the producer's own note
+    kind = document["kind"]
+    if kind not in (BASELINE, COMPARISON):
+        raise _Invalid(f'kind must be "{BASELINE}" or "{COMPARISON}", got {shown_value(kind)}')
+    return str(kind)
+
+
+def _read_comparison(document: dict[str, Any]) -> Parsed:
+    """The head side of a ``perfbot compare --json`` document: what that run measured."""
+    measurements: list[Measurement] = []
+    for p_index, item in enumerate(_items(document, "platforms", required=True)):
+        where = f"platforms[{p_index}]"
+        if not isinstance(item, dict):
+            raise _Invalid(f"{where} must be an object, got {kind_of(item)}")
+        platform = _label(item, "name", where)
+        for m_index, metric in enumerate(_items(item, "metrics", required=False)):
+            measurements.extend(_comparison_metric(metric, f"{where}.metrics[{m_index}]", platform))
+    failures = []
+    for index, item in enumerate(_items(document, "failures", required=False)):
+        where = f"failures[{index}]"
+        if not isinstance(item, dict):
+            raise _Invalid(f"{where} must be an object, got {kind_of(item)}")
+        if item.get("side") != "head":
+            continue
+        platform = _label(item, "platform", where)
+        failures.append(FailedCase(platform, _label(item, "case", where), _reason(item, where)))
+    if not measurements and not failures:
+        raise _Invalid("the comparison has no head measurement and no head failure")
+    return Parsed(measurements=tuple(measurements), failures=tuple(failures))
+
+
+def _comparison_metric(item: Any, where: str, platform: str) -> list[Measurement]:
+    if not isinstance(item, dict):
+        raise _Invalid(f"{where} must be an object, got {kind_of(item)}")
+    head = item.get("head")
+    if head is None:
+        return []  # missing in that run's head: nothing measured
+    if not isinstance(head, dict):
+        raise _Invalid(f"{where}.head must be an object, got {kind_of(head)}")
+    samples = head.get("samples", [])
+    if not isinstance(samples, list) or len(samples) > MAX_SAMPLES:
+        raise _Invalid(f"{where}.head.samples must be an array of at most {MAX_SAMPLES} numbers")
+    name = _label(item, "name", where)
+    unit = _unit(item, where)
+    better = _better(item, where)
+    values = [_number(value, f"{where}.head.samples[{i}]") for i, value in enumerate(samples)]
+    return [Measurement(platform, name, value, unit, better) for value in values]
+
+
+def _check_version(document: dict[str, Any]) -> int:
     supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
     if "perfbot" not in document:
         raise _Invalid(
@@ -80,6 +153,7 @@ def _check_version(document: dict[str, Any]) -> None:
             f'"perfbot": {shown_value(version)} is not a supported format version; '
             f"supported versions: {supported}"
         )
+    return int(version)
 
 
 def _items(document: dict[str, Any], key: str, *, required: bool) -> list[Any]:
@@ -93,22 +167,54 @@ def _items(document: dict[str, Any], key: str, *, required: bool) -> list[Any]:
     return items
 
 
-def _read_metric(item: Any, where: str, file_platform: str) -> list[Measurement]:
-    fields = _fields(item, where, _METRIC_KEYS)
+def _read_metric(item: Any, where: str, file_platform: str, version: int) -> list[Measurement]:
+    fields = _fields(item, where, _METRIC_KEYS_V2 if version >= 2 else _METRIC_KEYS)
     name = _label(fields, "name", where)
     samples = _samples(fields, where)
     unit = _unit(fields, where)
     better = _better(fields, where)
     platform = _optional_label(fields, "platform", where) or file_platform
-    return [Measurement(platform, name, value, unit, better) for value in samples]
+    scale = _scale(fields, where)
+    settings = _settings(fields, where)
+    return [Measurement(platform, name, value, unit, better, scale, settings) for value in samples]
 
 
-def _read_failure(item: Any, where: str, file_platform: str) -> FailedCase:
-    fields = _fields(item, where, _FAILURE_KEYS)
+def _read_failure(item: Any, where: str, file_platform: str, version: int) -> FailedCase:
+    fields = _fields(item, where, _FAILURE_KEYS_V2 if version >= 2 else _FAILURE_KEYS)
     case = _label(fields, "case", where)
     reason = _reason(fields, where)
     platform = _optional_label(fields, "platform", where) or file_platform
-    return FailedCase(platform, case, reason)
+    whole = fields.get("whole_platform", False)
+    if not isinstance(whole, bool):
+        raise _Invalid(f"{where}.whole_platform must be true or false, got {shown_value(whole)}")
+    return FailedCase(platform, case, reason, whole)
+
+
+def _scale(fields: dict[str, Any], where: str) -> Scale:
+    value = fields.get("scale", Scale.RATIO.value)
+    allowed = [scale.value for scale in Scale]
+    if not isinstance(value, str) or value not in allowed:
+        raise _Invalid(
+            f"{where}.scale must be one of {', '.join(allowed)}, got {shown_value(value)}"
+        )
+    return Scale(value)
+
+
+def _settings(fields: dict[str, Any], where: str) -> Settings:
+    """The settings fingerprint: an object of short strings, read back as sorted pairs."""
+    value = fields.get("settings", {})
+    if not isinstance(value, dict) or len(value) > MAX_SETTINGS:
+        raise _Invalid(f"{where}.settings must be an object of at most {MAX_SETTINGS} strings")
+    pairs = []
+    for key, setting in value.items():
+        field = f"{where}.settings.{key}"
+        pairs.append(
+            (
+                _text(key, f"{where}.settings key", min_length=1, max_length=MAX_LABEL),
+                _text(setting, field, min_length=0, max_length=MAX_LABEL),
+            )
+        )
+    return tuple(sorted(pairs))
 
 
 def _fields(item: Any, where: str, allowed: tuple[str, ...]) -> dict[str, Any]:

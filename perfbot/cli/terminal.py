@@ -1,0 +1,186 @@
+"""``perfbot compare`` for a person at a terminal: an aligned plain-text table.
+
+The markdown of the PR comment is unreadable raw (``&#95;``, ``<code>``); benchstat,
+critcmp and hyperfine print columns instead, and so does this. Names are shown as
+written, except that every control character is dropped: a report's metric name may
+hold an escape sequence (``\\x1b[2J``, ``\\x9b…``) that would move the cursor, clear or
+recolour the terminal. Colour only goes to a terminal, and never when ``NO_COLOR`` is
+set (https://no-color.org) or the terminal is ``dumb``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TextIO
+
+from perfbot.engine.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
+from perfbot.engine.escape import clean
+from perfbot.engine.render import format_number, headline
+from perfbot.engine.sides import SideReport
+
+MAX_NAME = 80
+MINUS = "\u2212"
+
+# SGR codes; perfbot writes them itself, around text that was cleaned first.
+_RED, _BOLD_RED, _YELLOW, _GREEN, _DIM, _BOLD = "31", "1;31", "33", "32", "2", "1"
+
+
+def wants_colour(stream: TextIO, environ: Mapping[str, str] = os.environ) -> bool:
+    """Colour for ``stream``: a terminal, ``NO_COLOR`` unset or empty, not a dumb terminal."""
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def safe(value: str, max_length: int = MAX_NAME) -> str:
+    """Untrusted text for a terminal: one line, no control or invisible characters.
+
+    ``clean`` drops every character of category Cc (ESC, the C1 controls such as CSI
+    ``\\x9b``, BEL, backspace), Cf (bidirectional overrides) and the default-ignorables,
+    so what is left of an escape sequence is inert printable text (``[2J``).
+    """
+    return clean(value, max_length)
+
+
+class _Painter:
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def __call__(self, text: str, code: str | None) -> str:
+        if not self.colour or code is None or not text:
+            return text
+        return f"\x1b[{code}m{text}\x1b[0m"
+
+
+def comparison_table(comparison: Comparison, *, colour: bool = False) -> str:
+    """The comparison as text: a headline, a table per platform, failures, the policy."""
+    paint = _Painter(colour)
+    lines = [paint(f"Performance report: {headline(comparison)}", _BOLD), ""]
+    for platform in comparison.platforms:
+        lines.extend(_platform_block(platform, comparison, paint))
+        lines.append("")
+    failures = comparison.failures
+    if failures:
+        lines.append(paint("Failed cases", _BOLD))
+        for failure in failures:
+            where = f"{failure.side} {safe(failure.platform)}: {safe(failure.case)}"
+            lines.append(f"  {paint('✗', _RED)} {where}: {safe(failure.reason, 200)}")
+        lines.append("")
+    policy = comparison.policy
+    lines.append(
+        paint(
+            f"Noise floor ±{policy.threshold:g} %, tolerance {policy.tolerance:g} %; "
+            "values are medians (min–max, n) of each side's samples.",
+            _DIM,
+        )
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _platform_block(
+    platform: PlatformResult, comparison: Comparison, paint: _Painter
+) -> Iterable[str]:
+    yield paint(safe(platform.name), _BOLD)
+    if platform.unavailable is not None:
+        yield f"  comparison not available: {safe(platform.unavailable, 200)}"
+    if not platform.metrics:
+        return
+    rows = [("metric", "base", "head", "change", "")]
+    codes: list[str | None] = [None]
+    for metric in platform.metrics:
+        change, verdict, code = _change(metric, comparison)
+        rows.append((_name(metric), _stats(metric.base), _stats(metric.head), change, verdict))
+        codes.append(code)
+    yield from _aligned(rows, codes, paint, right=(False, True, True, True, False))
+
+
+def _name(metric: MetricResult) -> str:
+    unit = f" ({safe(metric.unit, 20)})" if metric.unit else ""
+    return safe(metric.name) + unit
+
+
+def _stats(stats: Stats | None) -> str:
+    if stats is None:
+        return "—"
+    if stats.n == 1:
+        return format_number(stats.value)
+    low, high = format_number(stats.low), format_number(stats.high)
+    return f"{format_number(stats.value)} ({low}–{high}, n={stats.n})"
+
+
+def _change(metric: MetricResult, comparison: Comparison) -> tuple[str, str, str | None]:
+    """The change column, the verdict in words, and the colour of the row."""
+    verdict = metric.verdict
+    note = safe(metric.note, 120) if metric.note else ""
+    if metric.change_pct is None:
+        shown = "from 0" if verdict in (Verdict.REGRESSED, Verdict.IMPROVED) else ""
+    else:
+        shown = _signed(metric.change_pct)
+    if verdict is Verdict.REGRESSED and metric.beyond_tolerance:
+        _, _, tolerance, _ = comparison.policy.resolve(metric.name)
+        return shown, f"regressed, beyond {tolerance:g} % tolerance", _BOLD_RED
+    words = {
+        Verdict.REGRESSED: ("regressed", _YELLOW),
+        Verdict.IMPROVED: ("improved", _GREEN),
+        Verdict.UNCHANGED: ("", _DIM),
+        Verdict.NEW: ("new", None),
+        Verdict.MISSING: ("missing in head", _YELLOW),
+        Verdict.FAILED: ("failed", _RED),
+        Verdict.NOT_COMPARABLE: ("not comparable", None),
+    }
+    word, code = words[verdict]
+    if note:
+        word = f"{word}: {note}" if word else note
+    return shown, word, code
+
+
+def _signed(change: float) -> str:
+    if round(change, 2) == 0:
+        return "0.00 %"
+    sign = "+" if change > 0 else MINUS
+    return f"{sign}{abs(change):,.2f} %"
+
+
+def run_table(side: SideReport, *, colour: bool = False) -> str:
+    """A single run's values (no base): one table per platform, then its failed cases."""
+    paint = _Painter(colour)
+    lines: list[str] = []
+    by_platform: dict[str, list[tuple[str, str]]] = {}
+    for (platform, metric), series in sorted(side.series.items()):
+        unit = f" ({safe(series.unit, 20)})" if series.unit else ""
+        stats = Stats.of(series.samples)
+        by_platform.setdefault(platform, []).append((safe(metric) + unit, _stats(stats)))
+    for platform, metrics in by_platform.items():
+        lines.append(paint(safe(platform), _BOLD))
+        rows = [("metric", "value"), *metrics]
+        lines.extend(_aligned(rows, [None] * len(rows), paint, right=(False, True)))
+        lines.append("")
+    if side.failures:
+        lines.append(paint("Failed cases", _BOLD))
+        for failure in side.failures:
+            where = f"{safe(failure.platform)}: {safe(failure.case)}"
+            lines.append(f"  {paint('✗', _RED)} {where}: {safe(failure.reason, 200)}")
+        lines.append("")
+    if not lines:
+        lines.append("no measurement")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _aligned(
+    rows: Sequence[Sequence[str]],
+    codes: Sequence[str | None],
+    paint: _Painter,
+    right: Sequence[bool],
+) -> Iterable[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(right))]
+    for index, (row, code) in enumerate(zip(rows, codes, strict=True)):
+        cells = [
+            cell.rjust(width) if align_right else cell.ljust(width)
+            for cell, width, align_right in zip(row, widths, right, strict=True)
+        ]
+        line = "  " + "  ".join(cells).rstrip()
+        yield paint(line, _DIM if index == 0 else code)
