@@ -10,15 +10,23 @@ import pytest
 from perfbot.engine.formats._base import SNIFF_BYTES
 from perfbot.engine.formats.iperf3 import FORMAT, MAX_REASON
 from perfbot.errors import ParseError
-from perfbot.model import Better, Measurement, ParseContext, Parsed
-from tests.paths import shared
+from perfbot.model import Better, Measurement, ParseContext, Parsed, Scale
+from tests.paths import REPO, shared
 
 GENERATED = "generated/iperf3/"
 THIRD_PARTY = "iperf3-third-party/"
 
 
+# Our own runs of iperf 3.12 on loopback (commands in tests/data/iperf3/commands.log).
+OWN = REPO / "tests" / "data" / "iperf3"
+
+
 def read(relative: str) -> str:
     return shared(relative).read_text(encoding="utf-8")
+
+
+def own(name: str) -> str:
+    return (OWN / name).read_text(encoding="utf-8")
 
 
 def parse(text: str, case: str = "tcp") -> Parsed:
@@ -52,12 +60,22 @@ def fixture_report(relative: str) -> dict[str, Any]:
     [
         pytest.param(
             GENERATED + "tcp.json",
-            {"tcp.receiver_mbps": 18219.87180094621, "tcp.retransmits": 17},
+            {
+                "tcp.receiver_mbps": 18219.87180094621,
+                "tcp.retransmits": 17,
+                "tcp.cpu_host_percent": 93.66912278796693,
+                "tcp.cpu_remote_percent": 42.66857831713895,
+            },
             id="tcp",
         ),
         pytest.param(
             GENERATED + "tcp_reverse.json",
-            {"tcp.receiver_mbps": 21228.6834462375, "tcp.retransmits": 4},
+            {
+                "tcp.receiver_mbps": 21228.6834462375,
+                "tcp.retransmits": 4,
+                "tcp.cpu_host_percent": 41.8296772774754,
+                "tcp.cpu_remote_percent": 96.1381883486033,
+            },
             id="tcp-reverse",
         ),
         pytest.param(
@@ -65,7 +83,10 @@ def fixture_report(relative: str) -> dict[str, Any]:
             {
                 "tcp.forward_mbps": 8901.38480522381,
                 "tcp.reverse_mbps": 8398.610906933413,
+                "tcp.total_mbps": 8901.38480522381 + 8398.610906933413,
                 "tcp.retransmits": 16,
+                "tcp.cpu_host_percent": 52.14834393051573,
+                "tcp.cpu_remote_percent": 51.619667396962754,
             },
             id="tcp-bidir",
         ),
@@ -74,7 +95,11 @@ def fixture_report(relative: str) -> dict[str, Any]:
             {
                 "tcp.receiver_mbps": 17.996627525564376,
                 "tcp.lost_percent": 0,
+                "tcp.lost_packets": 0,
+                "tcp.packets": 4585,
                 "tcp.jitter_ms": 0.021098636620453685,
+                "tcp.cpu_host_percent": 4.56638440810503,
+                "tcp.cpu_remote_percent": 1.3061878599991135,
             },
             id="udp-18M",
         ),
@@ -83,18 +108,32 @@ def fixture_report(relative: str) -> dict[str, Any]:
             {
                 "tcp.receiver_mbps": 946.6053178894826,
                 "tcp.lost_percent": 43.555176988976065,
+                "tcp.lost_packets": 186130,
+                "tcp.packets": 427306,
                 "tcp.jitter_ms": 0.009759196195447156,
+                "tcp.cpu_host_percent": 77.16420407099687,
+                "tcp.cpu_remote_percent": 33.62320463607436,
             },
             id="udp-2G-loss",
         ),
         pytest.param(
             THIRD_PARTY + "iperf-3.6_tcp_cloud.json",
-            {"tcp.receiver_mbps": 100.33448626151854, "tcp.retransmits": 0},
+            {
+                "tcp.receiver_mbps": 100.33448626151854,
+                "tcp.retransmits": 0,
+                "tcp.cpu_host_percent": 2.989306095341874,
+                "tcp.cpu_remote_percent": 0.9225961252106615,
+            },
             id="3.6-bytes-bounded-no-sender-keys",
         ),
         pytest.param(
             THIRD_PARTY + "iperf-3.9_tcp_omit3_cloud.json",
-            {"tcp.receiver_mbps": 118.24545361021909, "tcp.retransmits": 0},
+            {
+                "tcp.receiver_mbps": 118.24545361021909,
+                "tcp.retransmits": 0,
+                "tcp.cpu_host_percent": 1.6648354839963564,
+                "tcp.cpu_remote_percent": 0.7485701361219296,
+            },
             id="3.9-omit3",
         ),
     ],
@@ -125,7 +164,12 @@ def test_case_name_prefixes_every_metric() -> None:
     parsed = FORMAT.parse(
         read(GENERATED + "tcp.json"), ParseContext(path="x.json", platform="q", case="lan")
     )
-    assert sorted(values(parsed)) == ["lan.receiver_mbps", "lan.retransmits"]
+    assert sorted(values(parsed)) == [
+        "lan.cpu_host_percent",
+        "lan.cpu_remote_percent",
+        "lan.receiver_mbps",
+        "lan.retransmits",
+    ]
     assert {m.platform for m in parsed.measurements} == {"q"}
 
 
@@ -142,7 +186,12 @@ def test_udp_before_3_11_computes_goodput_from_sum_and_loss() -> None:
         {
             "tcp.receiver_mbps": 1677.4581311395628 * (1 - 0.43555176988976065),
             "tcp.lost_percent": 43.555176988976065,
+            "tcp.lost_packets": 186130,
+            # end.sum counts the packets sent (sum_received: the receiver's 427306).
+            "tcp.packets": 427343,
             "tcp.jitter_ms": 0.009759196195447156,
+            "tcp.cpu_host_percent": 77.16420407099687,
+            "tcp.cpu_remote_percent": 33.62320463607436,
         }
     )
 
@@ -158,7 +207,11 @@ def test_parallel_streams_use_the_aggregated_sum() -> None:
 def test_old_tcp_without_retransmits_has_no_retransmit_metric() -> None:
     report = fixture_report(GENERATED + "tcp.json")
     del report["end"]["sum_sent"]["retransmits"]
-    assert sorted(values(parse(json.dumps(report)))) == ["tcp.receiver_mbps"]
+    assert sorted(values(parse(json.dumps(report)))) == [
+        "tcp.cpu_host_percent",
+        "tcp.cpu_remote_percent",
+        "tcp.receiver_mbps",
+    ]
 
 
 def test_connection_refused_is_a_failed_case() -> None:
@@ -230,7 +283,15 @@ def test_bare_nan_values_make_that_metric_absent() -> None:
     assert "-nan" in text
     parsed = parse(text)
     assert parsed.failures == ()
-    assert sorted(values(parsed)) == ["tcp.lost_percent", "tcp.receiver_mbps"]
+    assert "tcp.jitter_ms" not in values(parsed)
+    assert sorted(values(parsed)) == [
+        "tcp.cpu_host_percent",
+        "tcp.cpu_remote_percent",
+        "tcp.lost_packets",
+        "tcp.lost_percent",
+        "tcp.packets",
+        "tcp.receiver_mbps",
+    ]
 
 
 def test_truncated_json_is_a_failed_case() -> None:
@@ -256,9 +317,8 @@ def test_json_stream_reads_the_end_event() -> None:
         ("start", tcp["start"]), ("interval", tcp["intervals"][0]), ("end", tcp["end"])
     )
     assert FORMAT.sniff(text, "x.json") >= 0.9
-    assert values(parse(text)) == pytest.approx(
-        {"tcp.receiver_mbps": 18219.87180094621, "tcp.retransmits": 17}
-    )
+    assert values(parse(text)) == pytest.approx(values(parse(read(GENERATED + "tcp.json"))))
+    assert values(parse(text))["tcp.receiver_mbps"] == pytest.approx(18219.87180094621)
 
 
 def test_json_stream_error_event_is_a_failed_case() -> None:
@@ -412,3 +472,135 @@ def test_sniff_claims_iperf3_json_without_a_version_string() -> None:
 def test_sniff_rejects_other_event_streams() -> None:
     head = stream_text(("start", {"user": "x"}), ("end", {"took": 3}))
     assert FORMAT.sniff(head, "events.json") == 0.0
+
+
+def by_metric(text: str) -> dict[str, Measurement]:
+    return {m.metric: m for m in parse(text).measurements}
+
+
+def test_bidir_total_is_the_sum_of_the_two_receiver_rates_of_the_run() -> None:
+    tcp = by_metric(read(GENERATED + "tcp_bidir.json"))
+    total = tcp["tcp.total_mbps"]
+    assert total.value == tcp["tcp.forward_mbps"].value + tcp["tcp.reverse_mbps"].value
+    assert (total.unit, total.better, total.scale) == ("Mbps", Better.HIGHER, Scale.RATIO)
+    report = fixture_report(GENERATED + "tcp_bidir.json")["end"]
+    assert total.value == pytest.approx(
+        (
+            report["sum_received"]["bits_per_second"]
+            + report["sum_received_bidir_reverse"]["bits_per_second"]
+        )
+        / 1e6,
+        rel=1e-12,
+    )
+
+
+def test_udp_bidir_reports_each_directions_loss_and_the_total() -> None:
+    udp = by_metric(own("udp_bidir_10M.json"))
+    end = json.loads(own("udp_bidir_10M.json"))["end"]
+    forward, reverse = end["sum_received"], end["sum_received_bidir_reverse"]
+    assert udp["tcp.packets"].value == forward["packets"]
+    assert udp["tcp.reverse_packets"].value == reverse["packets"]
+    assert udp["tcp.reverse_lost_packets"].value == reverse["lost_packets"]
+    assert udp["tcp.reverse_lost_percent"].value == reverse["lost_percent"]
+    assert udp["tcp.total_mbps"].value == pytest.approx(
+        (forward["bits_per_second"] + reverse["bits_per_second"]) / 1e6, rel=1e-12
+    )
+
+
+def test_udp_loss_with_packets_and_lost_packets() -> None:
+    udp = by_metric(read(GENERATED + "udp_2G_loss.json"))
+    lost, packets, percent = (
+        udp["tcp.lost_packets"],
+        udp["tcp.packets"],
+        udp["tcp.lost_percent"],
+    )
+    assert (lost.value, packets.value) == (186130, 427306)
+    received = fixture_report(GENERATED + "udp_2G_loss.json")["end"]["sum_received"]
+    assert percent.value == received["lost_percent"]
+    assert (lost.scale, lost.better, lost.unit) == (Scale.COUNT, Better.LOWER, "packets")
+    assert (packets.scale, packets.better) == (Scale.COUNT, Better.HIGHER)
+    assert (percent.scale, percent.better) == (Scale.POINTS, Better.LOWER)
+
+
+def test_scales_of_every_metric() -> None:
+    scales = {
+        m.metric: m.scale
+        for name in ("tcp.json", "tcp_bidir.json", "udp_18M.json")
+        for m in parse(read(GENERATED + name)).measurements
+    }
+    counted = {"tcp.retransmits", "tcp.lost_packets", "tcp.packets"}
+    assert {metric for metric, scale in scales.items() if scale is Scale.COUNT} == counted
+    assert {metric for metric, scale in scales.items() if scale is Scale.POINTS} == {
+        "tcp.lost_percent"
+    }
+
+
+def test_cpu_utilisation_host_and_remote_lower_is_better() -> None:
+    tcp = by_metric(read(GENERATED + "tcp.json"))
+    cpu = fixture_report(GENERATED + "tcp.json")["end"]["cpu_utilization_percent"]
+    host, remote = tcp["tcp.cpu_host_percent"], tcp["tcp.cpu_remote_percent"]
+    assert (host.value, remote.value) == (cpu["host_total"], cpu["remote_total"])
+    assert {(m.unit, m.better, m.scale) for m in (host, remote)} == {
+        ("%", Better.LOWER, Scale.RATIO)
+    }
+
+
+def settings(text: str) -> dict[str, str]:
+    """The one fingerprint that every measurement of a report carries."""
+    (fingerprint,) = {m.settings for m in parse(text).measurements}
+    return dict(fingerprint)
+
+
+def test_settings_fingerprint_is_what_test_start_asked() -> None:
+    assert settings(read(GENERATED + "udp_18M.json")) == {
+        "protocol": "UDP",
+        "streams": "1",
+        "duration": "3",
+        "omit": "0",
+        "target_bitrate": "18000000",
+        "blksize": "1472",
+        "reverse": "no",
+        "bidir": "no",
+    }
+    # Byte-bounded (-n): duration 0 and the byte count; no target_bitrate before 3.12.
+    assert settings(read(THIRD_PARTY + "iperf-3.6_tcp_cloud.json")) == {
+        "protocol": "TCP",
+        "streams": "1",
+        "duration": "0",
+        "omit": "0",
+        "blksize": "131072",
+        "reverse": "no",
+        "bidir": "no",
+        "bytes": "209715200",
+    }
+    assert settings(read(THIRD_PARTY + "iperf-3.9_tcp_omit3_cloud.json"))["omit"] == "3"
+
+
+def test_runs_asked_differently_have_different_fingerprints() -> None:
+    one, again, two = (
+        settings(own(n)) for n in ("tcp_P1.json", "tcp_P1_again.json", "tcp_P2.json")
+    )
+    assert one == again  # the same command twice: equal, whatever each measured
+    assert (one["streams"], two["streams"]) == ("1", "2")
+    assert {k for k in one if one[k] != two[k]} == {"streams"}
+    tcp = settings(read(GENERATED + "tcp.json"))
+    assert settings(read(GENERATED + "tcp_reverse.json")) == {**tcp, "reverse": "yes"}
+    assert settings(read(GENERATED + "tcp_bidir.json")) == {**tcp, "bidir": "yes"}
+    udp = settings(read(GENERATED + "udp_18M.json"))
+    assert settings(read(GENERATED + "udp_2G_loss.json")) == {**udp, "target_bitrate": "2000000000"}
+
+
+def test_a_fingerprint_holds_no_measured_value_host_port_or_time() -> None:
+    text = own("tcp_P2.json")
+    report = json.loads(text)
+    stated = set(settings(text).values())
+    connected = report["start"]["connected"][0]
+    for value in (
+        connected["local_port"],
+        connected["remote_port"],
+        connected["local_host"],
+        report["start"]["timestamp"]["timesecs"],
+        report["start"]["cookie"],
+        report["end"]["sum_received"]["bytes"],
+    ):
+        assert str(value) not in stated

@@ -9,7 +9,16 @@ from typing import Any
 from perfbot.engine.formats._base import Format
 from perfbot.engine.formats._common import finite_number, load_json
 from perfbot.errors import ParseError
-from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
+from perfbot.model import (
+    Better,
+    FailedCase,
+    Measurement,
+    ParseContext,
+    Parsed,
+    Scale,
+    Settings,
+    settings_of,
+)
 
 NAME = "iperf3"
 MAX_REASON = 200
@@ -169,25 +178,76 @@ def _measure(report: Mapping[str, Any], platform: str, case: str) -> tuple[Measu
         raise _CaseFailed(NO_SUMMARY)
     udp = _is_udp(report, end)
     bidir = any(key in end for key in _BIDIR_KEYS)
+    settings = _settings(report, udp, bidir)
 
-    def metric(name: str, value: float | None, unit: str, better: Better) -> list[Measurement]:
+    def metric(
+        name: str, value: float | None, unit: str, better: Better, scale: Scale = Scale.RATIO
+    ) -> list[Measurement]:
         if value is None:
             return []
-        return [Measurement(platform, f"{case}.{name}", value, unit, better)]
+        return [Measurement(platform, f"{case}.{name}", value, unit, better, scale, settings)]
 
     # --bidir reports each direction on its own; the reverse one has `_bidir_reverse` keys.
     directions = (("forward", ""), ("reverse", "_bidir_reverse")) if bidir else (("receiver", ""),)
     result: list[Measurement] = []
-    for name, suffix in directions:
-        result += metric(f"{name}_mbps", _goodput_mbps(end, suffix, udp), "Mbps", Better.HIGHER)
+    rates = [(name, suffix, _goodput_mbps(end, suffix, udp)) for name, suffix in directions]
+    for name, _, rate in rates:
+        result += metric(f"{name}_mbps", rate, "Mbps", Better.HIGHER)
+    if bidir:
+        # The RX + TX total of one run: the two receivers' rates, read at the same time.
+        result += metric("total_mbps", sum(rate for _, _, rate in rates), "Mbps", Better.HIGHER)
     if udp:
-        receiver = _section(end, "sum_received") or _section(end, "sum")
-        result += metric("lost_percent", _number(receiver, "lost_percent"), "%", Better.LOWER)
-        result += metric("jitter_ms", _number(receiver, "jitter_ms"), "ms", Better.LOWER)
+        for _, suffix, _ in rates:
+            # The forward direction keeps the plain names that a one-way run has.
+            prefix = "reverse_" if suffix else ""
+            receiver = _section(end, "sum_received" + suffix) or _section(end, "sum" + suffix)
+            loss = _number(receiver, "lost_percent")
+            result += metric(f"{prefix}lost_percent", loss, "%", Better.LOWER, Scale.POINTS)
+            lost = _number(receiver, "lost_packets")
+            result += metric(f"{prefix}lost_packets", lost, "packets", Better.LOWER, Scale.COUNT)
+            packets = _number(receiver, "packets")
+            result += metric(f"{prefix}packets", packets, "packets", Better.HIGHER, Scale.COUNT)
+            jitter = _number(receiver, "jitter_ms")
+            result += metric(f"{prefix}jitter_ms", jitter, "ms", Better.LOWER)
     else:
         retransmits = _number(_section(end, "sum_sent"), "retransmits")
-        result += metric("retransmits", retransmits, "", Better.LOWER)
+        result += metric("retransmits", retransmits, "", Better.LOWER, Scale.COUNT)
+    cpu = _section(end, "cpu_utilization_percent")
+    # How busy each host was for that rate: lower is better at an equal rate.
+    result += metric("cpu_host_percent", _number(cpu, "host_total"), "%", Better.LOWER)
+    result += metric("cpu_remote_percent", _number(cpu, "remote_total"), "%", Better.LOWER)
     return tuple(result)
+
+
+def _settings(report: Mapping[str, Any], udp: bool, bidir: bool) -> Settings:
+    """What the run was asked to do (start.test_start), never what it measured."""
+    start = report.get("start")
+    asked = start.get("test_start") if isinstance(start, dict) else None
+    if not isinstance(asked, dict):
+        return settings_of(protocol="UDP" if udp else "TCP", bidir=bidir)
+
+    def asked_number(key: str) -> float | None:
+        return finite_number(asked.get(key))
+
+    def when_set(key: str) -> float | None:
+        value = asked_number(key)
+        return value if value else None
+
+    reverse = asked_number("reverse")
+    return settings_of(
+        protocol="UDP" if udp else "TCP",
+        streams=asked_number("num_streams"),
+        duration=asked_number("duration"),
+        omit=asked_number("omit"),
+        target_bitrate=asked_number("target_bitrate"),
+        blksize=asked_number("blksize"),
+        reverse=None if reverse is None else bool(reverse),
+        # test_start does not say --bidir (3.12); the _bidir_reverse sums do.
+        bidir=bidir,
+        bytes=when_set("bytes"),
+        blocks=when_set("blocks"),
+        tos=when_set("tos"),
+    )
 
 
 def _is_udp(report: Mapping[str, Any], end: Mapping[str, Any]) -> bool:
