@@ -661,3 +661,42 @@ def test_overlong_names_are_refused() -> None:
     (error,) = result.errors
     assert error.startswith(f"{REPO}: `workflows` must be a list of non-empty strings, got 'www")
     assert result.config == dataclasses.replace(DEFAULTS, mute_label="quiet")
+
+
+# --- platforms ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("platforms: [qemu_x86, qemu_x86_64/atom]", ("qemu_x86", "qemu_x86_64/atom")),
+        ("platforms: qemu_x86", ("qemu_x86",)),
+        ("platforms: []", ()),
+    ],
+)
+def test_platforms_lists_the_platforms_to_report(text: str, expected: tuple[str, ...]) -> None:
+    result = repo_only(text)
+    assert result.errors == ()
+    assert result.config.platforms == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "platforms: {qemu_x86: true}",
+            "`platforms` must be a list of non-empty strings, got a mapping",
+        ),
+        ("platforms: [qemu_x86, 3]", "`platforms` must be a list of non-empty strings, got 3"),
+        ("platforms: ['']", "`platforms` must be a list of non-empty strings, got ''"),
+        ("platform: [qemu_x86]", "unknown key `platform` ignored (did you mean `platforms`?)"),
+    ],
+)
+def test_bad_platforms_are_named_and_ignored(text: str, message: str) -> None:
+    result = resolve_config("platforms: [org_board]\n", None, "r")
+    assert result.config.platforms == ("org_board",)
+    result = resolve_config(text, "platforms: [org_board]", "net-stack")
+    (error,) = result.errors
+    assert message in error
+    assert_well_formed(result.errors)
+    assert result.config.platforms == ("org_board",)  # the org's value, as for every key

@@ -24,6 +24,7 @@ MAX_EXPANDED_NODES = 10_000
 MAX_METRIC_RULES = 200
 MAX_WORKFLOWS = 50
 MAX_EXCLUDE = 1000
+MAX_PLATFORMS = 100
 MAX_ERRORS_PER_FILE = 10
 MAX_ERROR_CHARS = 160
 MAX_ECHO_CHARS = 30
@@ -47,6 +48,8 @@ class RepoConfig:
     mute_label: str = "perfbot: mute"
     check_run: bool = True
     fail_on_regression: bool = False
+    # Platforms to report, by full name (qemu_x86/atom) or board (qemu_x86); () = all.
+    platforms: tuple[str, ...] = ()
 
     def policy(self) -> Policy:
         """The comparison policy these settings describe."""
@@ -332,6 +335,12 @@ def _read_workflows(value: object, file: _File) -> None:
         file.values["workflows"] = names
 
 
+def _read_platforms(value: object, file: _File) -> None:
+    names = _names(value, "platforms", MAX_PLATFORMS, file)
+    if names is not None:
+        file.values["platforms"] = names
+
+
 def _read_exclude(value: object, file: _File) -> None:
     names = _names(value, "exclude", MAX_EXCLUDE, file)
     if names is not None:
@@ -470,6 +479,7 @@ _READERS: dict[str, Callable[[object, _File], None]] = {
     "mute_label": _read_mute_label,
     "check_run": _read_bool("check_run"),
     "fail_on_regression": _read_bool("fail_on_regression"),
+    "platforms": _read_platforms,
     "exclude": _read_exclude,
 }
 
