@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 import unicodedata
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
+from perfbot.cli import main
 from perfbot.engine.compare import Comparison, Stats, Verdict, compare
 from perfbot.engine.escape import clean
 from perfbot.engine.plot import (
@@ -19,6 +21,7 @@ from perfbot.engine.plot import (
     OTHER_COLOUR,
     VERDICT_COLOURS,
     HistoryPoint,
+    fit,
     history_svg,
     platform_svg,
     plot_files,
@@ -27,6 +30,7 @@ from perfbot.engine.plot import (
 from perfbot.engine.sides import SideReport
 from perfbot.model import FailedCase
 from tests.builders import side
+from tests.paths import REPO
 
 SVG = "{http://www.w3.org/2000/svg}"
 RED, GREEN, BLUE = (
@@ -159,7 +163,7 @@ def test_a_side_without_a_value_is_labelled_not_drawn() -> None:
 
 
 def test_a_single_run_draws_plain_bars_one_panel_per_unit() -> None:
-    head = side({"rx": 10.0, "tx": 5.0}, platform="p")
+    head = side({"rx": 10.0, "tx": 5.0}, platform="p", failures=[FailedCase("p", "u", "why")])
     side({"lat": [20.0, 30.0]}, platform="p", unit="us", into=head)
     comparison = compare(SideReport(), head)
     root = assert_inert(platform_svg(comparison.platforms[0]))
@@ -170,6 +174,8 @@ def test_a_single_run_draws_plain_bars_one_panel_per_unit() -> None:
     assert "Mbps" in shown  # the panels' headings
     assert "us" in shown
     assert "%" not in " ".join(shown)
+    assert "failed: u: why" in shown  # a single run has no sides to name
+    assert not any("not available" in line for line in shown)
     # One axis per unit: within Mbps, rx is twice tx.
     by_label = dict(zip(["rx", "tx", "lat"], drawn, strict=True))  # Mbps, then us
     assert width(by_label["rx"]) == pytest.approx(2 * width(by_label["tx"]), abs=0.2)
@@ -206,14 +212,18 @@ def test_hostile_names_units_platforms_and_reasons_stay_text(hostile: str) -> No
     svg = platform_svg(comparison.platforms[0])
     root = assert_inert(svg)
     shown = texts(root)
-    label = clean(hostile, MAX_LABEL)
+    label = fit(hostile)
     assert label in shown  # the name is there, as text, cleaned and cut
+    whole = clean(hostile, 10_000)
     assert len(label) <= MAX_LABEL
-    if len(hostile) > MAX_LABEL:
-        assert label.endswith("…")
+    assert label == whole or (label.endswith("…") and whole.startswith(label[:-1]))
+    if len(whole) < MAX_LABEL:
+        assert label == whole  # short names are whole
+    if len(whole) > 500:
+        assert label.endswith("…")  # long ones are cut, wide scripts sooner
     assert not any(unicodedata.category(c) in ("Cc", "Cf") for t in shown for c in t)
     history = history_svg(hostile, hostile, [HistoryPoint(hostile, Stats.of([1.0]))], hostile)
-    assert clean(hostile, MAX_LABEL) in texts(assert_inert(history))
+    assert label in texts(assert_inert(history))
 
 
 def test_one_platform_one_file_several_platforms_one_file_each() -> None:
@@ -276,3 +286,50 @@ def test_a_hundred_metrics() -> None:
     assert len(bars(root, BASE_COLOUR)) == 100
     assert len(bars(root, RED)) == 34
     assert int(root.get("height", "0")) > 100 * 30
+
+
+# --- the command line -----------------------------------------------------------------------
+
+
+def demo_dir() -> Path:
+    return REPO / "examples" / "demo"
+
+
+def test_compare_plot_writes_one_file_per_platform(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "perf.svg"
+    assert main(["compare", str(demo_dir()), "--exit-zero", "--plot", str(target)]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["perf-fpga-vu13p.svg", "perf-qemu_x86.svg", "perf-qemu_x86_64.svg"]
+    for path in tmp_path.iterdir():
+        assert_inert(path.read_text(encoding="utf-8"))
+    assert capsys.readouterr().out.startswith("<!-- perfbot:report -->")  # still printed
+
+
+def test_compare_plot_never_writes_through_a_link(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    single = tmp_path / "one"
+    (single / "base" / "p").mkdir(parents=True)
+    (single / "head" / "p").mkdir(parents=True)
+    log = (REPO / "examples/demo/base/qemu_x86/zperf.log").read_text()
+    (single / "base" / "p" / "zperf.log").write_text(log)
+    (single / "head" / "p" / "zperf.log").write_text(log)
+    link = tmp_path / "chart.svg"
+    link.symlink_to(victim)
+    assert main(["compare", str(single), "--plot", str(link)]) == 2
+    assert "is a symbolic link" in capsys.readouterr().err
+    assert victim.read_text() == "keep"
+
+
+def test_compare_plot_is_confined_by_base_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "elsewhere.svg"
+    code = main(["compare", str(demo_dir()), "--base-dir", str(REPO), "--plot", str(outside)])
+    assert code == 2
+    assert "--plot" in capsys.readouterr().err
+    assert not outside.exists()

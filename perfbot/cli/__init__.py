@@ -182,6 +182,13 @@ def _compare_arguments(comp: argparse.ArgumentParser) -> None:
         "as a baseline file to give later as BASE or --baseline",
     )
     outputs.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.svg",
+        help="draw base against PR (or a single run's values) as an SVG bar chart; with "
+        "several platforms, one file each, named FILE-<platform>.svg",
+    )
+    outputs.add_argument(
         "--job-summary",
         action="store_true",
         help="append the markdown to $GITHUB_STEP_SUMMARY (GitHub Actions)",

@@ -26,6 +26,7 @@ from perfbot.engine import platforms
 from perfbot.engine.compare import Comparison, Policy, compare
 from perfbot.engine.escape import clean, text
 from perfbot.engine.export import baseline_document, comparison_document
+from perfbot.engine.plot import plot_files
 from perfbot.engine.render import RenderContext, render
 from perfbot.engine.sides import SideReport, read_side
 
@@ -217,6 +218,11 @@ def _write_outputs(args: argparse.Namespace, result: Run, out: TextIO, err: Text
         else:
             document = comparison_document(result.comparison)
         write_output(args.json, json.dumps(document, indent=2) + "\n", "--json")
+    if args.plot:
+        # A single run is a comparison without a base: plain bars of its values.
+        plotted = result.comparison or compare(SideReport(), result.head)
+        for chart in plot_files(plotted, str(args.plot)):
+            write_output(Path(chart.name), chart.svg, "--plot")
     if args.markdown:
         write_output(args.markdown, markdown, "--markdown")
     if args.job_summary:

@@ -49,6 +49,7 @@ INK, MUTED, GRID, BAND = "#1f2328", "#59636e", "#d0d7de", "#f6f8fa"
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"  # generic local fonts, nothing fetched
 
 MAX_LABEL = 48  # characters of a metric or commit label before the ellipsis
+MAX_LABEL_PX = 320  # and its drawn width, for scripts whose characters are wide
 MAX_NOTE = 40
 MAX_TITLE = 80
 MAX_FAILURES_SHOWN = 10
@@ -276,7 +277,7 @@ def _single_run_chart(platform: PlatformResult) -> _Chart:
         subtitle="values of one run (no base), one panel per unit; whiskers: range of the samples",
         legend=((VERDICT_COLOURS[Verdict.UNCHANGED], "this run"),),
         panels=panels,
-        footer=_footer(platform),
+        footer=_footer(platform, single_run=True),
     )
 
 
@@ -287,13 +288,13 @@ def _absolute_panel(heading: str, unit: str, rows: list[_Row]) -> _Panel:
     return _Panel(heading, axis_max, ticks, None, tuple(rows))
 
 
-def _footer(platform: PlatformResult) -> tuple[str, ...]:
+def _footer(platform: PlatformResult, *, single_run: bool = False) -> tuple[str, ...]:
     lines = []
-    if platform.unavailable:
+    if platform.unavailable and not single_run:  # a single run has no base by design
         lines.append(f"comparison not available: {platform.unavailable}")
     for failure in platform.failures[:MAX_FAILURES_SHOWN]:
-        side = "PR" if failure.side == "head" else "base"
-        lines.append(f"failed on {side}: {failure.case}: {failure.reason}")
+        side = "" if single_run else " on PR" if failure.side == "head" else " on base"
+        lines.append(f"failed{side}: {failure.case}: {failure.reason}")
     if len(platform.failures) > MAX_FAILURES_SHOWN:
         lines.append(f"… and {len(platform.failures) - MAX_FAILURES_SHOWN} more failed cases")
     if not platform.metrics and not lines:
@@ -360,6 +361,17 @@ def _esc(value: str, max_length: int) -> str:
     return clean(value, max_length).translate(_XML)
 
 
+def fit(value: str, max_length: int = MAX_LABEL, size: float = 12) -> str:
+    """``value`` cleaned and cut to ``max_length`` characters and to ``MAX_LABEL_PX`` as
+    drawn (a wide script's characters are twice as wide), ending in an ellipsis if cut."""
+    label = clean(value, max_length)
+    if _width(label, size) <= MAX_LABEL_PX:
+        return label
+    while label and _width(label + "…", size) > MAX_LABEL_PX:
+        label = label[:-1]
+    return label.rstrip() + "…"
+
+
 def _width(value: str, size: float) -> float:
     """A generous estimate of the drawn width of ``value`` (no font metrics here)."""
     wide = sum(1 for c in value if unicodedata.east_asian_width(c) in "WF")
@@ -368,7 +380,7 @@ def _width(value: str, size: float) -> float:
 
 def _draw(chart: _Chart) -> str:
     rows = [row for panel in chart.panels for row in panel.rows]
-    label_width = max((_width(clean(r.label, MAX_LABEL), 12) for r in rows), default=0.0)
+    label_width = max((_width(fit(r.label), 12) for r in rows), default=0.0)
     note_width = max(
         (max(_width(r.note, 12), _width(clean(r.detail, MAX_NOTE), 11)) for r in rows),
         default=0.0,
@@ -457,7 +469,7 @@ def _draw_row(
     top, height = band
     plot_x, note_x = columns
     middle = top + height / 2
-    label = _esc(row.label, MAX_LABEL)
+    label = fit(row.label).translate(_XML)
     out.append(_text(plot_x - 8, middle + 4, label, 12, anchor="end"))
     y = top + _ROW_PAD
     value_x = plot_x + _PLOT_WIDTH + _GAP
