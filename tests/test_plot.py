@@ -4,13 +4,19 @@ tests, drawn by headless Chromium)."""
 from __future__ import annotations
 
 import re
+import shutil
+import struct
+import subprocess
 import unicodedata
 import xml.etree.ElementTree as ET
+import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from perfbot.cli import main
+from perfbot.cli.compare import _local_side
 from perfbot.engine.compare import Comparison, Stats, Verdict, compare
 from perfbot.engine.escape import clean
 from perfbot.engine.plot import (
@@ -333,3 +339,170 @@ def test_compare_plot_is_confined_by_base_dir(
     assert code == 2
     assert "--plot" in capsys.readouterr().err
     assert not outside.exists()
+
+
+# --- judged as a picture: headless Chromium ---------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+RAN = 'document.documentElement.setAttribute("data-ran", "yes")'
+# A name that would run RAN if any of it became markup: as a script, as an event handler.
+SCRIPTED = f"</text><script>{RAN}</script><text onclick='{RAN}'>"
+
+
+def chromium(tmp_path: Path, *args: str) -> str:
+    """Headless Chromium's standard output for ``args``, bounded in time."""
+    assert CHROMIUM, "chromium is not installed: run scripts/bootstrap"
+    result = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",  # tests run as root in CI, where the sandbox refuses to start
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            f"--user-data-dir={tmp_path / 'chromium-profile'}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+def intrinsic_size(tmp_path: Path, svg: Path) -> tuple[int, int]:
+    """The size Chromium gives ``svg`` as an image, read from a page that shows it."""
+    page = tmp_path / "page.html"
+    page.write_text(
+        f'<!doctype html><img src="{svg.name}" onload="document.body.setAttribute('
+        "'data-size', this.naturalWidth + 'x' + this.naturalHeight)\">",
+        encoding="utf-8",
+    )
+    match = re.search(r'data-size="(\d+)x(\d+)"', chromium(tmp_path, "--dump-dom", page.as_uri()))
+    assert match, "the chart did not load as an image"
+    return int(match[1]), int(match[2])
+
+
+def screenshot(tmp_path: Path, svg: Path, size: tuple[int, int]) -> list[list[tuple[int, ...]]]:
+    png = tmp_path / f"{svg.stem}.png"
+    chromium(tmp_path, f"--screenshot={png}", f"--window-size={size[0]},{size[1]}", svg.as_uri())
+    return decode_png(png.read_bytes())
+
+
+def decode_png(data: bytes) -> list[list[tuple[int, ...]]]:
+    """Rows of RGB pixels of an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium writes)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    offset, idat = 8, b""
+    chunks: dict[bytes, bytes] = {}
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind, body = data[offset + 4 : offset + 8], data[offset + 8 : offset + 8 + length]
+        if kind == b"IDAT":
+            idat += body
+        chunks.setdefault(kind, body)
+        offset += 12 + length
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    assert (depth, interlace) == (8, 0), (depth, interlace)
+    assert colour in (2, 6), colour
+    channels = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(idat), width * channels
+    rows: list[list[tuple[int, ...]]] = []
+    previous = bytearray(stride)
+    for y in range(height):
+        kind, line = (
+            raw[y * (stride + 1)],
+            bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
+        )
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, corner = previous[i], previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                pred = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append([tuple(line[x : x + 3]) for x in range(0, stride, channels)])
+        previous = line
+    return rows
+
+
+def rgb(colour: str) -> tuple[int, ...]:
+    return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
+
+
+def drawn_areas(root: ET.Element) -> dict[str, float]:
+    """The area the SVG asks to be painted in each bar colour (legend swatches included)."""
+    areas: dict[str, float] = dict.fromkeys((BASE_COLOUR, RED, GREEN, BLUE, OTHER_COLOUR), 0.0)
+    for rect in root.iter(f"{SVG}rect"):
+        fill = rect.get("fill", "")
+        if fill in areas:
+            areas[fill] += float(rect.get("width", "0")) * float(rect.get("height", "0"))
+    return areas
+
+
+def assert_drawn_as_written(tmp_path: Path, svg_text: str, name: str) -> None:
+    """Chromium draws the chart at its declared size, every bar where the SVG puts it, and
+    about as many pixels of each bar colour as the bars and swatches cover."""
+    root = parse(svg_text)
+    path = tmp_path / name
+    path.write_text(svg_text, encoding="utf-8")
+    declared = (int(root.get("width", "0")), int(root.get("height", "0")))
+    assert intrinsic_size(tmp_path, path) == declared
+    pixels = screenshot(tmp_path, path, declared)
+    assert (len(pixels[0]), len(pixels)) == declared
+    counts = Counter(pixel for row in pixels for pixel in row)
+    for colour, area in drawn_areas(root).items():
+        # Edges on half pixels blend with the background; the inside is the exact colour.
+        assert 0.8 * area <= counts[rgb(colour)] <= 1.1 * area + 50, (colour, area)
+    for colour in (BASE_COLOUR, RED, GREEN, BLUE):
+        for rect in bars(root, colour):
+            x, y = float(rect.get("x", "0")), float(rect.get("y", "0"))
+            if width(rect) >= 8:  # a point near the bar's start, clear of any whisker
+                assert pixels[int(y) + 6][int(x) + 4] == rgb(colour), (colour, x, y)
+    # The last row and the footer are inside the picture, not cut off.
+    assert any(pixel != (255, 255, 255) for row in pixels[-40:] for pixel in row)
+
+
+@pytest.mark.slow
+def test_chromium_draws_the_demo_chart_at_its_size_with_its_bars(tmp_path: Path) -> None:
+    files = {f.platform: f.svg for f in plot_files(demo_comparison(), "demo.svg")}
+    chart = files["qemu_x86"]
+    areas = drawn_areas(parse(chart))
+    assert min(areas[RED], areas[GREEN], areas[BLUE]) > 0  # the demo moves both ways
+    assert_drawn_as_written(tmp_path, chart, "qemu_x86.svg")
+    assert_drawn_as_written(tmp_path, files["fpga-vu13p"], "fpga.svg")  # whiskers, a failure
+
+
+@pytest.mark.slow
+def test_chromium_runs_nothing_from_a_hostile_chart(tmp_path: Path) -> None:
+    control = tmp_path / "control.svg"
+    control.write_text(
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>{RAN}'
+        "</script></svg>",
+        encoding="utf-8",
+    )
+    assert 'data-ran="yes"' in chromium(tmp_path, "--dump-dom", control.as_uri())  # it would
+    base = side({SCRIPTED: 100.0, "rx": 5.0}, platform=SCRIPTED, unit=SCRIPTED)
+    head = side({SCRIPTED: 50.0, "rx": 6.0}, platform=SCRIPTED, unit=SCRIPTED)
+    chart = platform_svg(compare(base, head).platforms[0])
+    path = tmp_path / "hostile.svg"
+    path.write_text(chart, encoding="utf-8")
+    dom = chromium(tmp_path, "--dump-dom", path.as_uri())
+    assert 'data-ran="yes"' not in dom
+    assert "&lt;/text&gt;&lt;script&gt;" in dom  # the name is there, as text
+    assert_drawn_as_written(tmp_path, chart, "hostile-drawn.svg")
+
+
+def demo_comparison() -> Comparison:
+    demo = REPO / "examples" / "demo"
+    return compare(_local_side(demo / "base"), _local_side(demo / "head"))
