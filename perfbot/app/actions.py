@@ -9,7 +9,8 @@ same artifact limits, PR proof, renderer and single edited comment. What differs
   perfbot's own comment is recognised by that login and the marker;
 * there is no durable state between two workflow runs (a throw-away store), so the
   comment itself is the state: it is found on the PR and edited in place;
-* no check run (the App's Re-run button needs the App) and no stale notices.
+* no check run (the App's Re-run button needs the App) and no stale notices;
+* the report is also returned, for the job summary (``$GITHUB_STEP_SUMMARY``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from perfbot.app.handlers.workflow_run import on_workflow_run
 from perfbot.app.repoconfig import ConfigResult
 from perfbot.github.installation import TokenSession
 from perfbot.github.transport import Transport
+from perfbot.store.base import PullState
 from perfbot.store.sqlite import SQLiteStore
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
@@ -55,13 +57,25 @@ class _CommentOnlyConfigs(ConfigCache):
         return replace(result, config=replace(result.config, check_run=False))
 
 
+class _CommentKeepingStore(SQLiteStore):
+    """The throw-away store, keeping which comment the handler wrote (PR, comment id)."""
+
+    written: tuple[int, int] | None = None
+
+    async def save_pull(self, state: PullState) -> None:
+        if state.comment_id is not None:
+            self.written = (state.number, state.comment_id)
+        await super().save_pull(state)
+
+
 async def comment_for_run(
     job: CommentJob,
     *,
     transport: Transport | None = None,
     clock: Callable[[], float] = time.time,
-) -> None:
-    """Post or edit the comment for ``job``'s run; GitHubError and BadPayload propagate."""
+) -> str | None:
+    """Post or edit the comment for ``job``'s run, and return its report (None when
+    nothing was posted); GitHubError and BadPayload propagate."""
     session = TokenSession(job.token, job.api_url, transport=transport)
     try:
         async with session.installation as installation:
@@ -74,7 +88,7 @@ async def comment_for_run(
                     job.run_id,
                     str(run.get("status"))[:40],
                 )
-                return
+                return None
             payload = {
                 "action": "completed",
                 "workflow_run": run,
@@ -82,7 +96,7 @@ async def comment_for_run(
                 "repository": run.get("repository"),
             }
             with tempfile.TemporaryDirectory(prefix="perfbot-") as folder:
-                store = SQLiteStore(str(Path(folder, "state.db")))
+                store = _CommentKeepingStore(str(Path(folder, "state.db")))
                 await store.setup()
                 try:
                     ctx = JobContext(
@@ -100,6 +114,12 @@ async def comment_for_run(
                     await on_workflow_run(ctx, payload)
                 finally:
                     await store.close()
+            if store.written is None:
+                return None
+            # The body as GitHub holds it, whatever the handler composed it from.
+            number, comment_id = store.written
+            comments = await installation.list_comments(job.owner, job.repo, number)
+            return next((c.body for c in comments if c.id == comment_id), None)
     finally:
         await session.close()
 

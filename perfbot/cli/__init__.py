@@ -310,6 +310,7 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import logging
 
     from perfbot.app.actions import DEFAULT_API_URL, CommentJob, comment_for_run
+    from perfbot.cli.workflow import STEP_SUMMARY, append_job_summary
     from perfbot.errors import PerfbotError
     from perfbot.github.errors import GitHubError
     from perfbot.support.logs import QUIET_LOGGERS
@@ -337,7 +338,7 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for quiet in QUIET_LOGGERS:
         logging.getLogger(quiet).setLevel(logging.WARNING)
     try:
-        asyncio.run(comment_for_run(job))
+        report = asyncio.run(comment_for_run(job))
     except GitHubError as exc:
         reason = str(exc)
         if exc.status in (401, 403):
@@ -351,4 +352,9 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (PerfbotError, ValueError, OSError) as exc:
         print(f"perfbot: run {job.run_id} of {args.repo}: {exc}", file=err)
         return EXIT_FAILED
+    if report is not None and os.environ.get(STEP_SUMMARY):
+        # The same report on the run's page, for readers of the workflow run.
+        problem = append_job_summary(report)
+        if problem is not None:
+            print(f"perfbot: {problem}", file=err)
     return EXIT_OK
