@@ -41,6 +41,7 @@ class Layout:
     head: Path
     base: Path | None = None
     single: bool = False
+    base_role: str = "BASE"  # how the command line named it, for messages
 
 
 @dataclass(slots=True)
@@ -76,7 +77,7 @@ def lay_out(paths: list[str], baseline: str | None) -> Layout:
     if baseline is not None:
         if len(paths) != 1:
             raise UsageError("with --baseline FILE, give one HEAD (a report file or directory)")
-        return Layout(head=_existing(Path(paths[0])), base=Path(baseline))
+        return Layout(head=_existing(Path(paths[0])), base=Path(baseline), base_role="--baseline")
     if len(paths) == 2:
         return Layout(head=_existing(Path(paths[1])), base=Path(paths[0]))
     if len(paths) != 1:
@@ -111,7 +112,7 @@ def confine(args: argparse.Namespace, layout: Layout) -> None:
     confined: Path = args.base_dir
     if not confined.is_dir():
         raise UsageError(f"--base-dir {confined} is not a directory")
-    reads = [("BASE", layout.base), ("HEAD", layout.head)]
+    reads = [(layout.base_role, layout.base), ("HEAD", layout.head)]
     if layout.single:
         reads = [("RUN", layout.head)]
     for role, path in [*reads, *output_paths(args)]:
