@@ -9,7 +9,7 @@ import pytest
 
 from perfbot.engine import formats
 from perfbot.engine.sides import ReportFile, read_side
-from tests.paths import SHARED_FIXTURES
+from tests.paths import REPO, SHARED_FIXTURES
 
 REPORT_DIRS = {
     "zephyr-zperf": "zperf",
@@ -20,6 +20,7 @@ REPORT_DIRS = {
     "pktgen": "pktgen",
     "dperf": "dperf",
 }
+TEXT_OUTPUT = {"tcp_text.txt"}
 NOT_REPORTS = [
     "octokit-webhooks",
     "github-rest-pygithub-replay",
@@ -45,7 +46,8 @@ def test_every_report_fixture_is_read(path: Path, expected: str) -> None:
     text = path.read_text(encoding="utf-8")
     detected = formats.detect(text, path.name)
     assert detected is not None
-    assert detected.name == expected
+    # iperf3 without -J is read by its own format (it was refused as "use -J").
+    assert detected.name == ("iperf3-text" if path.name in TEXT_OUTPUT else expected)
     side = read_side([ReportFile(f"board/{path.name}", path.read_bytes())])
     assert side.unreadable == [], side.unreadable
     assert side.series or side.failures
@@ -67,3 +69,24 @@ def test_webhook_payloads_are_not_mistaken_for_reports(path: Path) -> None:
     assert side.files_read == 0
     ((_, reason),) = side.unreadable
     assert "not a supported report format" in reason
+
+
+# Our own generated runs (tests/data/iperf3/commands.log): read, or named as a failed case.
+OWN_RUNS = sorted(p for p in (REPO / "tests" / "data" / "iperf3").iterdir() if p.suffix != ".log")
+
+
+@pytest.mark.parametrize("path", OWN_RUNS, ids=lambda p: p.name)
+def test_every_generated_iperf3_run_is_read(path: Path) -> None:
+    expected = "iperf3" if path.suffix == ".json" else "iperf3-text"
+    detected = formats.detect(path.read_text(encoding="utf-8"), path.name)
+    assert detected is not None
+    assert detected.name == expected
+    side = read_side([ReportFile(f"loopback/{path.name}", path.read_bytes())])
+    assert side.unreadable == []
+    assert side.files_read == 1
+    if path.name.startswith("error_"):
+        assert side.failures
+        assert not side.series
+    else:
+        assert side.failures == []
+        assert side.series

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from perfbot.engine.formats import iperf3_text
 from perfbot.engine.formats._base import Format
 from perfbot.engine.formats._common import finite_number, load_json
 from perfbot.errors import ParseError
@@ -27,7 +28,6 @@ NO_SUMMARY = "iperf3 produced no end-of-test summary (the run was cut short)"
 NO_THROUGHPUT = "iperf3's end-of-test summary has no usable receiver throughput"
 NO_DATA = "the iperf3 receiver got no data (0 bytes received)"
 TRUNCATED = "truncated or invalid iperf3 JSON output"
-HUMAN_READABLE = "human-readable iperf3 output; run iperf3 with -J"
 
 # The keys a -J report has at the top level; an object with none of them is not iperf3's.
 _TOP_KEYS = ("start", "intervals", "end", "error")
@@ -47,12 +47,10 @@ _JSON_VERSION = re.compile(r'"version"\s*:\s*"iperf 3')
 _JSON_CONNECTED = re.compile(r'"connected"\s*:\s*\[')
 _JSON_BODY = re.compile(r'"(?:intervals|end)"\s*:\s*[\[{]')
 _STREAM_EVENT = re.compile(r'^\{\s*"event"\s*:\s*"(?:start|interval|end|error)"', re.MULTILINE)
-_TEXT_INTERVAL = re.compile(r"^\[\s*(?:\d+|SUM)\]\s+\d+\.\d+-\s*\d+\.\d+\s+sec\s", re.MULTILINE)
-_TEXT_MARKER = re.compile(
-    r"^(?:iperf Done\.|- - - - - |Connecting to host \S+, port \d+|Server listening on \d+"
-    r"|\[ ID\] Interval)",
-    re.MULTILINE,
-)
+
+
+class _HumanReadable(Exception):
+    """The text is iperf3's human-readable output, not JSON."""
 
 
 class _CaseFailed(Exception):
@@ -71,11 +69,7 @@ def sniff(head: str, path: str) -> float:
         return 1.0 if _JSON_VERSION.search(head) else 0.9
     if _JSON_START.search(head) and _JSON_CONNECTED.search(head) and _JSON_BODY.search(head):
         return 0.95
-    # Text output is claimed on purpose, so that it is reported as "use -J", not unknown.
-    if _TEXT_INTERVAL.search(head):
-        return 0.95 if _TEXT_MARKER.search(head) else 0.8
-    if _ERROR_LINE.search(head) or _TEXT_MARKER.search(head):
-        return 0.6
+    # Human-readable output is the iperf3-text format's (iperf3_text.py).
     return 0.0
 
 
@@ -86,6 +80,9 @@ def parse(text: str, ctx: ParseContext) -> Parsed:
         measurements = _measure(report, ctx.platform, ctx.case)
     except _CaseFailed as failed:
         return Parsed(failures=(FailedCase(ctx.platform, ctx.case, failed.reason),))
+    except _HumanReadable:
+        # A run without -J handed to this format (by name, in a config): read it as text.
+        return iperf3_text.parse(text, ctx)
     return Parsed(measurements=measurements)
 
 
@@ -132,8 +129,8 @@ def _not_json(text: str, error: ParseError) -> Exception:
         return _CaseFailed(_error_reason(trailing.group(1)))
     if _JSON_START.search(text) or _JSON_VERSION.search(text) or _JSON_BODY.search(text):
         return _CaseFailed(TRUNCATED)
-    if _TEXT_INTERVAL.search(text) or _TEXT_MARKER.search(text):
-        return _CaseFailed(HUMAN_READABLE)
+    if iperf3_text.sniff(text, "") > 0:
+        return _HumanReadable()
     return error
 
 
