@@ -20,6 +20,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from perfbot.app.ingest import WebhookEndpoint
+from perfbot.app.measurements import MeasurementRetention
 from perfbot.app.redeliver import Redeliverer, Sleep
 from perfbot.app.settings import Settings
 from perfbot.app.worker import Worker
@@ -100,6 +101,10 @@ def create_app(
             redeliverer.start()
         else:
             log.info("the sweep for missed deliveries is off (PERFBOT_REDELIVERY_MINUTES is 0)")
+        retention = MeasurementRetention(
+            store, retention_days=settings.measurement_retention_days, clock=clock
+        )
+        retention.start()
         holder["services"] = services
         # Everything loaded so far (githubkit's and pydantic's models above all) lives as
         # long as the process: out of the collector's sight, the full collections that
@@ -109,6 +114,7 @@ def create_app(
         try:
             yield
         finally:
+            await retention.stop()
             if redeliverer is not None:
                 await redeliverer.stop()
             if services.worker is not None:

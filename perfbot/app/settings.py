@@ -41,6 +41,12 @@ MAX_MAX_BODY_BYTES = 25 * 1024 * 1024
 DEFAULT_REDELIVERY_MINUTES = 5.0
 MIN_REDELIVERY_MINUTES = 1.0
 MAX_REDELIVERY_MINUTES = 10.0
+# How long the measurements of every report are kept for the noise model, in days. Noise
+# is learned from measurements of one commit, and a target branch moves on within weeks:
+# half a year holds many commits' worth, and older noise says little about today's runners.
+DEFAULT_MEASUREMENT_RETENTION_DAYS = 180
+MIN_MEASUREMENT_RETENTION_DAYS = 1
+MAX_MEASUREMENT_RETENTION_DAYS = 3650
 # The period's former variable, in hours: only its 0 (off) is still honoured.
 DEPRECATED_REDELIVERY_HOURS = "PERFBOT_REDELIVERY_HOURS"
 
@@ -96,6 +102,7 @@ class Settings:
     lease_seconds: float = DEFAULT_LEASE_SECONDS
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     redelivery_minutes: float = DEFAULT_REDELIVERY_MINUTES
+    measurement_retention_days: int = DEFAULT_MEASUREMENT_RETENTION_DAYS
     # One sentence per deprecated variable that was set, for the service to log.
     deprecations: tuple[str, ...] = ()
 
@@ -115,6 +122,7 @@ class Settings:
             lease_seconds=_lease(env),
             max_body_bytes=_max_body_bytes(env),
             redelivery_minutes=_redelivery_minutes(env),
+            measurement_retention_days=_measurement_retention_days(env),
             deprecations=_deprecations(env),
         )
 
@@ -254,6 +262,19 @@ def _redelivery_minutes(env: Mapping[str, str]) -> float:
             f"PERFBOT_REDELIVERY_MINUTES must be 0 (off) or minutes from 1 to 10, got {raw[:20]!r}."
         )
     return value
+
+
+def _measurement_retention_days(env: Mapping[str, str]) -> int:
+    raw = env.get("PERFBOT_MEASUREMENT_RETENTION_DAYS", "").strip()
+    if not raw:
+        return DEFAULT_MEASUREMENT_RETENTION_DAYS
+    low, high = MIN_MEASUREMENT_RETENTION_DAYS, MAX_MEASUREMENT_RETENTION_DAYS
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
+        raise SettingsError(
+            f"PERFBOT_MEASUREMENT_RETENTION_DAYS must be whole days from {low} to {high},"
+            f" got {raw[:20]!r}."
+        )
+    return int(raw)
 
 
 def _redelivery_hours_off(env: Mapping[str, str]) -> bool:

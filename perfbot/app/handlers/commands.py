@@ -221,11 +221,17 @@ async def on_installation(ctx: JobContext, payload: dict[str, Any]) -> str:
         reason = ctx.ended(f"installation {installation_id}: {action}{outcome}")
     if action in ("deleted", "removed"):
         reason = f"{reason}; {await on_uninstalled(ctx, payload)}"
+    if action == "deleted" and isinstance(installation_id, int):
+        # Also what its repositories measured that the payload does not list (an
+        # installation on all repositories lists none).
+        await ctx.store.forget_installation(installation_id)
+        reason = ctx.ended(f"{reason}; forgot the measurements of installation {installation_id}")
     return reason
 
 
 async def on_uninstalled(ctx: JobContext, payload: dict[str, Any]) -> str:
-    """``installation`` deleted / ``installation_repositories`` removed: forget their PRs."""
+    """``installation`` deleted / ``installation_repositories`` removed: forget their PRs
+    and their measurements."""
     if "repositories_removed" in payload:
         repositories = payload.get("repositories_removed")
     else:

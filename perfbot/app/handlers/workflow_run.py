@@ -17,6 +17,7 @@ from perfbot.app.artifacts import (
 )
 from perfbot.app.comment import compose, upsert_comment
 from perfbot.app.handlers.context import JobContext
+from perfbot.app.measurements import record_report_measurements
 from perfbot.app.pullproof import RunIdentity, prove_pull
 from perfbot.app.repoconfig import ConfigResult
 from perfbot.engine.compare import Verdict, compare
@@ -30,7 +31,7 @@ from perfbot.engine.render import (
     render_error,
     skipped_notices,
 )
-from perfbot.engine.sides import read_side, split_sides
+from perfbot.engine.sides import SideReport, read_side, split_sides
 from perfbot.github.errors import ArtifactGone, GitHubError
 from perfbot.github.types import ArtifactInfo, Conclusion, PullInfo
 from perfbot.store.base import PullState
@@ -50,6 +51,8 @@ class Report:
     body: str
     headline: str
     conclusion: Conclusion
+    # The base and head sides as read, for the measurement store (None: nothing was read).
+    sides: tuple[SideReport, SideReport] | None = None
 
 
 class BadPayload(ValueError):
@@ -165,6 +168,7 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> str:
     proved_at = ctx.now()
     contents = await (reading or _read_report_or_error(ctx, run, report))
     result = await _report_body(ctx, run, pull, contents, config)
+    await record_report_measurements(ctx, run, pull, result.sides)
     async with ctx.pull_lock(run.repo_id, pull.number):
         state = await ctx.store.get_pull(run.repo_id, pull.number)
         if state is not None and _superseded(state, run, proved_at):
@@ -417,7 +421,7 @@ def _compare_and_render(
         conclusion = "failure"
     elif not comparison.summary()[Verdict.REGRESSED]:
         conclusion = "success"
-    return Report(render(comparison, context), headline(comparison), conclusion)
+    return Report(render(comparison, context), headline(comparison), conclusion, (base, head))
 
 
 async def _read_report_or_error(

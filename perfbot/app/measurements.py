@@ -1,0 +1,205 @@
+"""The App's side of the measurement store: both sides of every report are recorded for the
+noise model (``perfbot.store.measurements``), and what is older than the retention is purged.
+
+Recording never stands in the way of the comment: a failure is logged and the job goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Final, Protocol
+
+from perfbot.engine.sides import Series, SideReport
+from perfbot.store.base import Store
+from perfbot.store.measurements import MeasuredSide, MeasurementRecord
+
+if TYPE_CHECKING:
+    from perfbot.app.handlers.context import JobContext
+    from perfbot.github.types import PullInfo
+
+log = logging.getLogger("perfbot.measurements")
+
+# What one report may add to the store at most. A real report has a few hundred series;
+# an artifact is untrusted (a fork's author writes every byte), so a flood of metrics or
+# samples must not grow the database without bound. Beyond these, the rest is left out
+# and the log says so.
+MAX_RECORDED_ROWS: Final = 10_000
+MAX_RECORDED_SAMPLES: Final = 200_000
+DAY_SECONDS: Final = 86_400.0
+# How often each process purges measurements older than the retention. Cheap when there is
+# nothing to purge (an index range); the first purge runs at start-up.
+PURGE_INTERVAL_SECONDS: Final = 3600.0
+
+
+class MeasuredRun(Protocol):
+    """What recording needs of a workflow run (``perfbot.app.jobs.Run`` has it)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def event(self) -> str: ...
+    @property
+    def head_sha(self) -> str: ...
+    @property
+    def head_branch(self) -> str: ...
+    @property
+    def head_repo_id(self) -> int | None: ...
+    @property
+    def repo_id(self) -> int: ...
+    @property
+    def workflow_name(self) -> str: ...
+    @property
+    def full_name(self) -> str: ...
+
+
+async def record_report_measurements(
+    ctx: JobContext,
+    run: MeasuredRun,
+    pull: PullInfo,
+    sides: tuple[SideReport, SideReport] | None,
+) -> int:
+    """Record the base and head sides of a PR's report; how many rows were new.
+
+    ``sides`` is None when the report could not be read (nothing to record). Any failure
+    is logged and returns 0: the comment is posted all the same.
+    """
+    if sides is None or ctx.app_id is None:
+        # perfbot comment (Actions only) runs on a throw-away store: nothing to keep.
+        return 0
+    try:
+        installation_id = ctx.installation_id
+        if installation_id is not None and await ctx.store.is_suspended(installation_id):
+            # Suspended or deleted meanwhile: a deleted installation's data is gone for good.
+            return 0
+        records = report_records(run, pull, sides, installation_id, ctx.now())
+        stored = await ctx.store.record_measurements(records)
+    except Exception as exc:
+        ctx.log.warning(
+            "measurements of run %s not recorded: %s", run.id, type(exc).__name__, exc_info=True
+        )
+        return 0
+    ctx.log.info("recorded %d new measurements of run %s (%d series)", stored, run.id, len(records))
+    return stored
+
+
+def report_records(
+    run: MeasuredRun,
+    pull: PullInfo,
+    sides: tuple[SideReport, SideReport],
+    installation_id: int | None,
+    now: float,
+) -> list[MeasurementRecord]:
+    """The rows of a PR run's report: the base side measured the PR's base commit (the one
+    the comment names), the head side the run's head commit."""
+    base, head = sides
+    # A fork's author controls the artifact, its base side included (a deleted fork's
+    # head repository is None: untrusted too).
+    from_fork = run.head_repo_id != run.repo_id
+    records: list[MeasurementRecord] = []
+    samples = 0
+    measured: tuple[tuple[MeasuredSide, SideReport, str, str], ...] = (
+        ("base", base, pull.base_sha, pull.base_ref),
+        ("head", head, run.head_sha, run.head_branch),
+    )
+    for side, report, sha, branch in measured:
+        for platform, metric, series in _series_of(report):
+            samples += len(series.samples)
+            if len(records) >= MAX_RECORDED_ROWS or samples > MAX_RECORDED_SAMPLES:
+                log.warning(
+                    "run %s of %s: only the first %d series are recorded (limits: %d series,"
+                    " %d samples)",
+                    run.id,
+                    run.full_name,
+                    len(records),
+                    MAX_RECORDED_ROWS,
+                    MAX_RECORDED_SAMPLES,
+                )
+                return records
+            records.append(
+                MeasurementRecord(
+                    repo_id=run.repo_id,
+                    repo_full_name=run.full_name,
+                    installation_id=installation_id,
+                    platform=platform,
+                    metric=metric,
+                    unit=series.unit,
+                    better=series.better,
+                    scale=series.scale,
+                    side=side,
+                    sha=sha,
+                    run_id=run.id,
+                    run_attempt=run.attempt,
+                    # Neither is in a workflow_run job yet: nullable until the job carries
+                    # them (the runner is a job's, not a run's, on GitHub).
+                    workflow_id=None,
+                    workflow_name=run.workflow_name,
+                    event=run.event,
+                    branch=branch,
+                    pr_number=pull.number,
+                    samples=tuple(series.samples),
+                    settings=series.settings,
+                    recorded_at=now,
+                    from_fork=from_fork,
+                )
+            )
+    return records
+
+
+def _series_of(report: SideReport) -> Iterator[tuple[str, str, Series]]:
+    # Sorted: when a limit cuts a report short, what is kept does not depend on file order.
+    for (platform, metric), series in sorted(report.series.items(), key=lambda item: item[0]):
+        if series.samples:
+            yield platform, metric, series
+
+
+class MeasurementRetention:
+    """Deletes, in each process, the measurements older than the retention: at start-up,
+    then every ``interval`` seconds. A purge that fails is logged and tried at the next."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        retention_days: int,
+        interval: float = PURGE_INTERVAL_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._retention = retention_days * DAY_SECONDS
+        self._interval = interval
+        self._clock = clock
+        self._task: asyncio.Task[None] | None = None
+        self.purges = 0  # purges finished, for the tests to wait on
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def purge(self) -> int:
+        """Delete what is older than the retention now; how many rows."""
+        deleted = await self._store.purge_measurements(self._clock() - self._retention)
+        if deleted:
+            log.info("purged %d measurements older than the retention", deleted)
+        self.purges += 1
+        return deleted
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.purge()
+            except Exception:
+                log.exception("purging old measurements failed; trying again later")
+            await asyncio.sleep(self._interval)
