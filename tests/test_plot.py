@@ -341,6 +341,31 @@ def test_compare_plot_is_confined_by_base_dir(
     assert not outside.exists()
 
 
+def test_the_readme_example_is_what_the_demo_draws() -> None:
+    """After an intended change to the look, regenerate with:
+    .venv/bin/perfbot compare examples/demo --exit-zero --plot examples/plot/demo.svg
+    """
+    for chart in plot_files(demo_comparison(), "demo.svg"):
+        example = REPO / "examples" / "plot" / chart.name
+        assert chart.svg == example.read_text(encoding="utf-8"), chart.name
+
+
+def test_compare_plot_of_a_single_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run" / "qemu_x86"
+    run.mkdir(parents=True)
+    (run / "zperf.log").write_bytes((REPO / "examples/demo/head/qemu_x86/zperf.log").read_bytes())
+    target = tmp_path / "run.svg"
+    assert main(["compare", str(tmp_path / "run"), "--plot", str(target)]) == 0
+    assert "tcp4_mbps" in capsys.readouterr().out  # the values are still printed
+    root = assert_inert(target.read_text(encoding="utf-8"))
+    assert bars(root, BASE_COLOUR) == []
+    assert len(bars(root, BLUE)) == 8
+    assert (
+        "values of one run (no base), one panel per unit; whiskers: range of the samples"
+        in texts(root)
+    )
+
+
 # --- judged as a picture: headless Chromium ---------------------------------------------------
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
