@@ -339,6 +339,8 @@ def iperf3_cases() -> list[str]:
         ("PLATFORM", "../elsewhere", False),
         ("PLATFORM", "fpga-vu13p", True),
         ("CASES", "tcp_rx\ntcp_2 -R\n", False),
+        ("RUNS", "0", False),
+        ("RUNS", "3; rm -rf /", False),
     ],
 )
 def test_iperf3_refuses_bad_settings_before_measuring(
@@ -347,6 +349,7 @@ def test_iperf3_refuses_bad_settings_before_measuring(
     env = job_env(IPERF3)
     variables = {"TARGET": "perf-target.lab", "PORT": "5201", "PLATFORM": "lab"}
     variables["CASES"] = env["CASES"]
+    variables["RUNS"] = env["RUNS"]
     if setting is not None and value is not None:
         variables[setting] = value
     (tmp_path / "perf-report").mkdir()  # left over from an earlier run
@@ -439,3 +442,113 @@ def test_the_workflows_pass_actionlint_and_zizmor() -> None:
     assert result.returncode == 0, output
     assert f"{len(ALL)} file(s), 0 finding(s)" in output
     assert "No findings to report" in output
+
+
+# --- repeats, turns and the job summary (issue 13 item 7, issue 14 item 9) -------------------
+
+# Templates whose tool is noisy (iperf3, netperf, pktgen, dperf): they repeat each case.
+# net-perf's zperf under QEMU icount is deterministic and runs once.
+STOCHASTIC = (IPERF3,)
+REAL_IPERF3_JSON = REPO / "tests" / "data" / "cli" / "tcp_rx_1.json"
+
+
+@pytest.mark.parametrize("name", STOCHASTIC)
+def test_stochastic_templates_repeat_each_case_at_least_three_times(name: str) -> None:
+    assert int(job_env(name)["RUNS"]) >= 3
+
+
+def test_iperf3_base_and_head_take_turns_run_by_run(tmp_path: Path) -> None:
+    env = job_env(IPERF3)
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
+    bin_dir.mkdir()
+    # A stand-in iperf3 that says which side is deployed, and prints a real -J output.
+    (bin_dir / "iperf3").write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$(cat "$HOME/deployed")" >> "{calls}"\n'
+        f'cat "{REAL_IPERF3_JSON}"\n'
+    )
+    (bin_dir / "iperf3").chmod(0o755)
+    deploy = tmp_path / "src" / env["DEPLOY"]
+    deploy.parent.mkdir(parents=True)
+    deploy.write_text('#!/bin/sh\nprintf "%s" "$2" > "$HOME/deployed"\n')
+    deploy.chmod(0o755)
+    script = step_named(IPERF3, "Measure base and head")["run"]
+    variables = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "TARGET": HOST,
+        "PORT": "5201",
+        "PLATFORM": "lab",
+        "DEPLOY": env["DEPLOY"],
+        "CASES": env["CASES"],
+        "RUNS": env["RUNS"],  # the template's default
+        "DURATION": "1",
+        "OMIT": "0",
+    }
+    result = run_step(script, tmp_path, variables)
+    assert result.returncode == 0, result.stderr
+    cases, runs = len(iperf3_cases()), int(env["RUNS"])
+    turns = calls.read_text().split()
+    # base, head, base, head…: each turn measures every case once.
+    assert turns == [side for _ in range(runs) for side in ("base", "head") for _ in range(cases)]
+    base, head = read_report(tmp_path / "perf-report")
+    for side in (base, head):
+        assert not side.failures
+        assert {len(series.samples) for series in side.series.values()} == {runs}
+
+
+@pytest.mark.parametrize("name", MEASUREMENTS)
+def test_the_job_summary_uses_compare_as_the_seed_does(name: str) -> None:
+    step = step_named(name, "Summarise the comparison")
+    assert step["continue-on-error"] is True
+    assert step["if"] == "${{ !cancelled() && steps.perfbot.outputs.installed == 'yes' }}"
+    command = shlex.split(step["run"].replace("\\\n", " "))
+    assert command[0] == "$RUNNER_TEMP/perfbot/bin/perfbot"
+    args = _parser().parse_args(command[1:])  # the real parser: every flag exists
+    assert args.job_summary
+    assert args.annotate
+    assert args.exit_zero
+    assert args.base_dir == Path("perf-report")
+    install = step_named(name, "Install perfbot for the job summary")
+    assert install["continue-on-error"] is True
+    assert install["env"] == {"PERFBOT_PIP_SPEC": "${{ vars.PERFBOT_PIP_SPEC }}"}
+
+
+def test_the_job_summary_step_writes_the_summary_and_never_fails(tmp_path: Path) -> None:
+    report = tmp_path / "perf-report"
+    log = shared(ZPERF_LOG).read_text()
+    for side, text in (("base", log), ("head", log.replace("tcp4_mbps=5.970", "tcp4_mbps=5.0"))):
+        (report / side / "qemu_x86").mkdir(parents=True)
+        (report / side / "qemu_x86" / "zperf.log").write_text(text)
+    (tmp_path / "perfbot" / "bin").mkdir(parents=True)
+    (tmp_path / "perfbot" / "bin" / "perfbot").symlink_to(REPO / ".venv" / "bin" / "perfbot")
+    summary = tmp_path / "summary.md"
+    script = step_named(NET_PERF, "Summarise the comparison")["run"]
+    variables = {"RUNNER_TEMP": str(tmp_path), "GITHUB_STEP_SUMMARY": str(summary)}
+    result = run_step(script, tmp_path, variables)
+    assert result.returncode == 0, result.stderr  # a regression beyond tolerance: still 0
+    assert summary.read_text().startswith("<!-- perfbot:report -->")
+    commands = [line.split("::")[1] for line in result.stdout.splitlines() if line.startswith("::")]
+    assert commands == [
+        "notice title=perfbot (qemu_x86)",
+        "warning title=perfbot regression (qemu_x86)",
+    ]
+
+
+@pytest.mark.parametrize("name", MEASUREMENTS)
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [("", "::notice::no job summary"), ("perfbot @ git+https://x/perfbot@main", "::warning::")],
+)
+def test_the_job_summary_is_skipped_without_a_pinned_perfbot(
+    name: str, spec: str, said: str, tmp_path: Path
+) -> None:
+    script = step_named(name, "Install perfbot for the job summary")["run"]
+    output = tmp_path / "output"
+    variables = {
+        "PERFBOT_PIP_SPEC": spec,
+        "GITHUB_OUTPUT": str(output),
+        "RUNNER_TEMP": str(tmp_path),
+    }
+    result = run_step(script, tmp_path, variables)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(said)
+    assert not output.exists()  # installed=yes was not written: the summary step is skipped
