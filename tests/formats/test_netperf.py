@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from perfbot.engine.formats.netperf import FORMAT, MAX_REASON
 from perfbot.errors import ParseError
-from perfbot.model import Better, ParseContext, Parsed
+from perfbot.model import Better, ParseContext, Parsed, Scale
 from tests.paths import shared
 
 BANNER_STREAM = (
@@ -102,7 +102,9 @@ H, L = Better.HIGHER, Better.LOWER
 
 def test_format_identity() -> None:
     assert FORMAT.name == "netperf"
-    assert FORMAT.reads == "netperf classic, -P 0, -o CSV and -k key=value output (STREAM and RR)"
+    assert FORMAT.reads == (
+        "netperf classic, -P 0, -o CSV, -O columns and -k key=value output (STREAM and RR)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -542,3 +544,148 @@ def test_shuffled_netperf_lines_never_crash(lines: list[str]) -> None:
 def test_arbitrary_text_never_crashes(text: str) -> None:
     check_invariants(text)
     assert 0.0 <= FORMAT.sniff(text, "x.txt") <= 1.0
+
+
+# -O output, laid out the way print_omni_human (nettest_omni.c) prints it: each selector's
+# four header words one per line, every column max(word, value + 1) wide plus one blank,
+# values left-aligned. netperf is not in Debian, so these are built from the values of the
+# real runs (tcp_rr_o_csv.txt: 13, 80.07, 133, 12441.177; tcp_stream_default.txt) with the
+# column names of the netperf source.
+OMNI_RR = (
+    f"{BANNER_RR}\n"
+    "Minimum      Mean         99th         Throughput \n"
+    "Latency      Latency      Percentile              \n"
+    "Microseconds Microseconds Latency                 \n"
+    "                          Microseconds            \n"
+    "13           80.07        133          12441.18   \n"
+)
+OMNI_STREAM = (
+    f"{BANNER_STREAM}\n"
+    "Throughput Throughput  Elapsed Local  Protocol \n"
+    "           Units       Time    Send            \n"
+    "                       (sec)   Size            \n"
+    "                                               \n"
+    "20127.39   10^6bits/s  3.00    16384  TCP      \n"
+)
+OMNI_RR_SIZES = (
+    f"{BANNER_RR}\n"
+    "Request Response Transaction 50th         Elapsed \n"
+    "Size    Size     Rate        Percentile   Time    \n"
+    "Bytes   Bytes    Tran/s      Latency      (sec)   \n"
+    "                             Microseconds         \n"
+    "1       1        12441.177   80           3.00    \n"
+)
+
+
+def test_omni_O_columns_with_multi_line_headers() -> None:
+    # Was "netperf printed no result line with a usable number".
+    assert FORMAT.sniff(OMNI_RR, "rr.txt") == 1.0
+    parsed = parse(OMNI_RR)
+    assert parsed.failures == ()
+    assert table(parsed) == {
+        "rr.min_latency_us": (13.0, "µs", L),
+        "rr.mean_latency_us": (80.07, "µs", L),
+        "rr.p99_latency_us": (133.0, "µs", L),
+        # THROUGHPUT of an RR test is its transaction rate.
+        "rr.transaction_rate": (12441.18, "trans/s", H),
+    }
+
+
+def test_omni_O_stream_with_units_and_a_blank_fourth_header_line() -> None:
+    assert table(parse(OMNI_STREAM)) == {"rr.throughput": (20127.39, "Mbps", H)}
+
+
+def test_omni_O_with_trailing_blanks_stripped() -> None:
+    # Pasted into a mail or an editor that trims lines: the columns still line up.
+    stripped = "\n".join(line.rstrip() for line in OMNI_RR.splitlines())
+    assert table(parse(stripped)) == table(parse(OMNI_RR))
+    assert "rr.p99_latency_us" in table(parse(stripped))
+
+
+def test_omni_O_states_its_sizes_and_length() -> None:
+    parsed = parse(OMNI_RR_SIZES)
+    assert table(parsed) == {
+        "rr.transaction_rate": (12441.177, "trans/s", H),
+        "rr.p50_latency_us": (80.0, "µs", L),
+    }
+    (settings,) = {m.settings for m in parsed.measurements}
+    assert dict(settings) == {
+        "test": "TCP REQUEST/RESPONSE",
+        "first_burst": "0",
+        "request_size": "1",
+        "response_size": "1",
+        "length_s": "3",
+    }
+    (stream,) = {m.settings for m in parse(OMNI_STREAM).measurements}
+    assert dict(stream) == {
+        "test": "TCP STREAM",
+        "protocol": "TCP",
+        "message_size": "16384",
+        "length_s": "3",
+    }
+
+
+def fingerprint(text: str) -> dict[str, str]:
+    (settings,) = {m.settings for m in parse(text).measurements}
+    return dict(settings)
+
+
+def test_fingerprints_of_the_real_runs() -> None:
+    assert fingerprint(fixture("tcp_rr_default")) == {
+        "test": "TCP REQUEST/RESPONSE",
+        "first_burst": "0",
+        "request_size": "1",
+        "response_size": "1",
+        "length_s": "3",
+    }
+    assert fingerprint(fixture("tcp_stream_default")) == {
+        "test": "TCP STREAM",
+        "message_size": "16384",
+        "length_s": "3",
+    }
+    # -P 0 prints no banner: the sizes alone.
+    assert fingerprint(fixture("tcp_stream_P0")) == {"message_size": "16384", "length_s": "3"}
+    assert fingerprint(fixture("tcp_rr_P0")) == {
+        "request_size": "1",
+        "response_size": "1",
+        "length_s": "3",
+    }
+    # -o lists no size here: the banner's test only.
+    assert fingerprint(fixture("tcp_rr_o_csv")) == {
+        "test": "TCP REQUEST/RESPONSE",
+        "first_burst": "0",
+    }
+    assert fingerprint(UDP_STREAM) == {
+        "test": "UDP STREAM",
+        "message_size": "1472",
+        "length_s": "3",
+    }
+
+
+def test_other_sizes_give_another_fingerprint_and_the_same_run_the_same() -> None:
+    rr = fixture("tcp_rr_default")
+    bigger = rr.replace(
+        "16384  131072 1        1       3.00", "16384  131072 64       1024    3.00"
+    )
+    assert {k for k, v in fingerprint(bigger).items() if fingerprint(rr)[k] != v} == {
+        "request_size",
+        "response_size",
+    }
+    # Two runs of one command (default and -P 0 TCP_RR) state the same sizes and length.
+    assert fingerprint(fixture("tcp_rr_P0")).items() <= fingerprint(rr).items()
+    # A measured number never enters it: another rate, the same fingerprint.
+    assert fingerprint(rr.replace("15104.84", "9000.00")) == fingerprint(rr)
+
+
+def test_a_length_not_near_whole_seconds_is_left_out() -> None:
+    # -l -1000 (a transaction count) ends when it ends.
+    text = fixture("tcp_rr_default").replace("3.00     15104.84", "0.07     15104.84")
+    assert "length_s" not in fingerprint(text)
+    text = fixture("tcp_rr_default").replace("3.00     15104.84", "7.43     15104.84")
+    assert "length_s" not in fingerprint(text)
+
+
+def test_udp_lost_messages_is_a_count() -> None:
+    (lost,) = [m for m in parse(UDP_STREAM).measurements if m.metric == "rr.lost_messages"]
+    assert (lost.value, lost.scale) == (767324 - 762998, Scale.COUNT)
+    assert {m.scale for m in parse(fixture("tcp_rr_o_csv")).measurements} == {Scale.RATIO}

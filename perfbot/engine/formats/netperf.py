@@ -1,4 +1,4 @@
-"""netperf output (classic, ``-P 0``, ``-o`` CSV, ``-k`` key=value) as rates and latencies."""
+"""netperf output (classic, ``-P 0``, ``-o`` CSV, ``-O`` columns, ``-k`` keys): rates, latencies."""
 
 from __future__ import annotations
 
@@ -6,12 +6,21 @@ import enum
 import itertools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perfbot.engine.formats._base import SNIFF_BYTES, Format
 from perfbot.engine.formats._common import number_from_text
 from perfbot.errors import ParseError
-from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
+from perfbot.model import (
+    Better,
+    FailedCase,
+    Measurement,
+    ParseContext,
+    Parsed,
+    Scale,
+    Settings,
+    settings_of,
+)
 
 NAME = "netperf"
 MAX_REASON = 200
@@ -72,6 +81,39 @@ _FIELDS: dict[str, tuple[str, str, Better]] = {
     "REMOTE_CPU_UTIL": ("remote_cpu_percent", "%", Better.LOWER),
 }
 _THROUGHPUT_KEYS = ("THROUGHPUT", "THROUGHPUT_UNITS")
+# Omni selectors that say what the test was asked to do, with their fingerprint names.
+_SETTING_KEYS = {
+    "PROTOCOL": "protocol",
+    "DIRECTION": "direction",
+    "REQUEST_SIZE": "request_size",
+    "RESPONSE_SIZE": "response_size",
+    "LOCAL_SEND_SIZE": "message_size",
+    "BURST_SIZE": "first_burst",
+}
+# -O column names: the four header words of each selector joined (set_output_elt calls in
+# nettest_omni.c). Matched whole, unlike the looser -o CSV names.
+_OMNI_NAMES = {
+    "minimum latency microseconds": "MIN_LATENCY",
+    "mean latency microseconds": "MEAN_LATENCY",
+    "maximum latency microseconds": "MAX_LATENCY",
+    "stddev latency microseconds": "STDDEV_LATENCY",
+    "50th percentile latency microseconds": "P50_LATENCY",
+    "90th percentile latency microseconds": "P90_LATENCY",
+    "99th percentile latency microseconds": "P99_LATENCY",
+    "transaction rate tran/s": "TRANSACTION_RATE",
+    "throughput": "THROUGHPUT",
+    "throughput units": "THROUGHPUT_UNITS",
+    "local cpu util %": "LOCAL_CPU_UTIL",
+    "remote cpu util %": "REMOTE_CPU_UTIL",
+    "protocol": "PROTOCOL",
+    "direction": "DIRECTION",
+    "request size bytes": "REQUEST_SIZE",
+    "response size bytes": "RESPONSE_SIZE",
+    "local send size": "LOCAL_SEND_SIZE",
+    "initial burst requests": "BURST_SIZE",
+    "elapsed time (sec)": "ELAPSED_TIME",
+}
+_FIRST_BURST = re.compile(r": first burst (\d+)")
 _KNOWN_KEYS = frozenset(_FIELDS) | frozenset(_THROUGHPUT_KEYS)
 # Words of the -o CSV header names (`50th Percentile Latency Microseconds`) → -k keys.
 _LATENCY_WORDS = (
@@ -100,6 +142,8 @@ class _Reading:
     value: float
     unit: str
     better: Better
+    scale: Scale = Scale.RATIO
+    settings: Settings = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +160,8 @@ class _Run:
 
     kind: _Kind | None
     lines: tuple[str, ...]
+    # What the banner states: the test (`TCP REQUEST/RESPONSE`) and its first burst.
+    stated: Settings = ()
 
 
 def sniff(head: str, path: str) -> float:
@@ -158,15 +204,19 @@ def parse(text: str, ctx: ParseContext) -> Parsed:
 def _split_runs(lines: list[str]) -> list[_Run]:
     runs: list[_Run] = []
     kind: _Kind | None = None
+    stated: Settings = ()
     start = 0
     for index, line in enumerate(lines):
         banner = _BANNER.match(line)
         if banner is None:
             continue
         if index > start:
-            runs.append(_Run(kind, tuple(lines[start:index])))
+            runs.append(_Run(kind, tuple(lines[start:index]), stated))
         kind, start = _kind_of(banner.group("test")), index + 1
-    runs.append(_Run(kind, tuple(lines[start:])))
+        burst = _FIRST_BURST.search(line)
+        test = " ".join(banner.group("test").split())
+        stated = settings_of(test=test, first_burst=burst.group(1) if burst else None)
+    runs.append(_Run(kind, tuple(lines[start:]), stated))
     return runs
 
 
@@ -183,16 +233,62 @@ def _kind_of(test: str) -> _Kind:
 
 def _read_run(run: _Run) -> tuple[bool, list[_Reading]]:
     """Whether the run looks like netperf output, and what it measured."""
+    seen, readings = _read_layout(run)
+    # Each result's own sizes, then what the banner says of the whole test.
+    return seen, [
+        replace(r, settings=settings_of(**{**dict(run.stated), **dict(r.settings)}))
+        for r in readings
+    ]
+
+
+def _read_layout(run: _Run) -> tuple[bool, list[_Reading]]:
     kind = run.kind or _Kind.UNKNOWN
-    records = _key_records(run.lines)
+    # -k, -o and -O name their columns; classic and -P 0 lines are read by position.
+    records = _key_records(run.lines) or _csv_records(run.lines) or _human_records(run.lines)
     if records:
         return True, [r for record in records for r in _field_readings(record, kind)]
-    tables = _csv_records(run.lines)
-    if tables:
-        return True, [r for record in tables for r in _field_readings(record, kind)]
     rows = [row for row in map(_row, run.lines) if row is not None]
     seen, readings = _row_readings(rows, kind, _header_unit(run.lines))
     return seen or run.kind is not None, readings
+
+
+def _human_records(lines: tuple[str, ...]) -> list[dict[str, str]]:
+    """-O output: four header lines, each column's name one word per line (print_omni_human
+    in netperf's nettest_omni.c), then the values, every column left-aligned in its width.
+    """
+    records: list[dict[str, str]] = []
+    for index in range(4, len(lines)):
+        header, values = lines[index - 4 : index], lines[index]
+        if not header[0].strip() or not values.strip():
+            continue
+        record = _human_record(header, values)
+        if record is not None:
+            records.append(record)
+    return records
+
+
+def _human_record(header: tuple[str, ...], values: str) -> dict[str, str] | None:
+    block = (*header, values)
+    width = max(len(line) for line in block)
+    padded = [line.ljust(width) for line in block]
+    # A column ends where every line has a blank: netperf leaves one after each width.
+    filled = [any(line[at] != " " for line in padded) for at in range(width)]
+    spans: list[tuple[int, int]] = []
+    for at, used in enumerate(filled):
+        if used and (at == 0 or not filled[at - 1]):
+            spans.append((at, at + 1))
+        elif used:
+            spans[-1] = (spans[-1][0], at + 1)
+    record: dict[str, str] = {}
+    for begin, end in spans:
+        name = " ".join(" ".join(line[begin:end].split()) for line in header).split()
+        value = padded[-1][begin:end].split()
+        key = _OMNI_NAMES.get(" ".join(name).lower())
+        if key is None or len(value) != 1:
+            continue
+        record[key] = value[0]
+    # Only exact -O column names count, so that a classic header never reads as one.
+    return record if _KNOWN_KEYS & record.keys() else None
 
 
 def _key_records(lines: Iterable[str]) -> list[dict[str, str]]:
@@ -231,6 +327,8 @@ def _csv_records(lines: tuple[str, ...]) -> list[dict[str, str]]:
 
 def _csv_key(name: str) -> str | None:
     lowered = " ".join(name.strip().strip('"').lower().split())
+    if lowered in _OMNI_NAMES:
+        return _OMNI_NAMES[lowered]
     if lowered.upper().replace(" ", "_") in _KNOWN_KEYS:
         return lowered.upper().replace(" ", "_")
     if "latency" in lowered:
@@ -245,6 +343,16 @@ def _csv_key(name: str) -> str | None:
 
 
 def _field_readings(fields: Mapping[str, str], kind: _Kind) -> list[_Reading]:
+    readings = _named_readings(fields, kind)
+    stated: dict[str, object] = {
+        name: _one_line(fields[key], 40) for key, name in _SETTING_KEYS.items() if key in fields
+    }
+    if "ELAPSED_TIME" in fields:
+        stated["length_s"] = _test_length(_number(fields["ELAPSED_TIME"]))
+    return _stated(readings, **stated)
+
+
+def _named_readings(fields: Mapping[str, str], kind: _Kind) -> list[_Reading]:
     readings: list[_Reading] = []
     for key, (suffix, unit, better) in _FIELDS.items():
         if key in fields:
@@ -341,15 +449,42 @@ def _read_result(
         return 1, _throughput(row.cells[-1], row.unit)
     shape = kind if kind is not _Kind.UNKNOWN else _infer_kind(row, following)
     width = len(row.cells)
+    cells = row.cells
+    # The sizes the test was run with; socket sizes are left out, as the kernel picks them.
     if shape is _Kind.RR and width >= 6:
         # The 2-column line after it holds the remote socket sizes: nothing to compare.
         skip = 2 if following is not None and len(following.cells) == 2 else 1
-        return skip, _rr_readings(row.cells)
+        sizes = {"request_size": _cell(cells, 2), "response_size": _cell(cells, 3)}
+        return skip, _stated(_rr_readings(cells), **sizes, length_s=_elapsed(cells, 4))
     if shape is _Kind.UDP_STREAM and following is not None and 4 <= len(following.cells) < width:
-        return 2, _udp_readings(row.cells, following.cells, unit)
+        readings = _udp_readings(cells, following.cells, unit)
+        return 2, _stated(readings, message_size=_cell(cells, 1), length_s=_elapsed(cells, 2))
     if shape is _Kind.STREAM and width >= 5:
-        return 1, _stream_readings(row.cells, unit)
+        readings = _stream_readings(cells, unit)
+        return 1, _stated(readings, message_size=_cell(cells, 2), length_s=_elapsed(cells, 3))
     return None
+
+
+def _stated(readings: list[_Reading], **values: object) -> list[_Reading]:
+    fingerprint = settings_of(**values)
+    return [replace(reading, settings=fingerprint) for reading in readings]
+
+
+def _elapsed(cells: tuple[float | None, ...], index: int) -> int | None:
+    return _test_length(_cell(cells, index))
+
+
+def _test_length(elapsed: float | None) -> int | None:
+    """The -l test length a timed run was asked for, from its elapsed time (3.00 → 3).
+
+    netperf prints no test length; a timed test's elapsed time is that length to within a
+    few hundredths of a second. Anything further off (a -l -N transaction count) is no
+    length, so it is left out of the fingerprint rather than guessed.
+    """
+    if elapsed is None or elapsed < 1:
+        return None
+    length = round(elapsed)
+    return length if abs(elapsed - length) <= 0.02 * length else None
 
 
 def _stream_readings(cells: tuple[float | None, ...], unit: str) -> list[_Reading]:
@@ -384,7 +519,7 @@ def _udp_readings(
     lost = sent - received if sent is not None and received is not None else None
     return (
         _throughput(_cell(receiver, 3), unit)
-        + _reading("lost_messages", lost, "messages", Better.LOWER)
+        + _reading("lost_messages", lost, "messages", Better.LOWER, Scale.COUNT)
         + _cpu(_cell(sender, 6), _cell(receiver, 4))
         + _demand("local", _cell(sender, 7), "kb")
         + _demand("remote", _cell(receiver, 5), "kb")
@@ -408,12 +543,14 @@ def _demand(side: str, value: float | None, per: str) -> list[_Reading]:
     return _reading(f"{side}_service_demand_us_per_{per}", value, unit, Better.LOWER)
 
 
-def _reading(suffix: str, value: float | None, unit: str, better: Better) -> list[_Reading]:
+def _reading(
+    suffix: str, value: float | None, unit: str, better: Better, scale: Scale = Scale.RATIO
+) -> list[_Reading]:
     # netperf prints -1 for a CPU figure it did not measure; no counted quantity here can
     # be negative, so a negative number means "not measured", never a value to compare.
     if value is None or value < 0:
         return []
-    return [_Reading(suffix, value, unit, better)]
+    return [_Reading(suffix, value, unit, better, scale)]
 
 
 def _cell(cells: tuple[float | None, ...], index: int) -> float | None:
@@ -432,6 +569,8 @@ def _measurement(reading: _Reading, ctx: ParseContext) -> Measurement:
         value=reading.value,
         unit=reading.unit,
         better=reading.better,
+        scale=reading.scale,
+        settings=reading.settings,
     )
 
 
@@ -486,7 +625,7 @@ def _only_result_rows(head: str) -> bool:
 
 FORMAT = Format(
     name=NAME,
-    reads="netperf classic, -P 0, -o CSV and -k key=value output (STREAM and RR)",
+    reads="netperf classic, -P 0, -o CSV, -O columns and -k key=value output (STREAM and RR)",
     sniff=sniff,
     parse=parse,
 )
