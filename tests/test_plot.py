@@ -156,6 +156,27 @@ def test_a_bar_far_past_the_axis_is_cut_and_marked_with_its_true_value() -> None
     assert len([e for e in root.iter(f"{SVG}line") if e.get("stroke") == "#ffffff"]) == 2
 
 
+@pytest.mark.parametrize(
+    ("base", "head"),
+    [
+        ([1e-300], [1e300]),
+        ([1e300], [1e-300]),
+        ([1.7e308, 1.0], [1.7e308]),
+        ([0.0], [5.0]),
+        ([-3.0], [-1.0]),
+    ],
+)
+def test_absurd_values_still_draw(base: list[float], head: list[float]) -> None:
+    comparison = compare(side({"m": base}, platform="p"), side({"m": head}, platform="p"))
+    root = assert_inert(platform_svg(comparison.platforms[0]))
+    assert len([r for r in root.iter(f"{SVG}rect") if r.get("height") == "12"]) >= 2
+    for rect in root.iter(f"{SVG}rect"):
+        assert 0 <= width(rect) < 5000  # finite, never negative
+    single = compare(SideReport(), side({"m": base + head}, platform="p"))
+    for rect in assert_inert(platform_svg(single.platforms[0])).iter(f"{SVG}rect"):
+        assert 0 <= width(rect) < 5000
+
+
 def test_a_side_without_a_value_is_labelled_not_drawn() -> None:
     base = side({"rx": 10.0, "tx": 5.0}, platform="p")
     head = side({"rx": 11.0, "new": 3.0}, platform="p", failures=[FailedCase("p", "tx", "crashed")])
@@ -228,6 +249,7 @@ def test_hostile_names_units_platforms_and_reasons_stay_text(hostile: str) -> No
     if len(whole) > 500:
         assert label.endswith("…")  # long ones are cut, wide scripts sooner
     assert not any(unicodedata.category(c) in ("Cc", "Cf") for t in shown for c in t)
+    assert int(root.get("width", "0")) <= 1400  # no name makes the chart absurdly wide
     history = history_svg(hostile, hostile, [HistoryPoint(hostile, Stats.of([1.0]))], hostile)
     assert label in texts(assert_inert(history))
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,8 @@ FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"  # generic local fonts, nothi
 
 MAX_LABEL = 48  # characters of a metric or commit label before the ellipsis
 MAX_LABEL_PX = 320  # and its drawn width, for scripts whose characters are wide
+MAX_VALUE_PX, MAX_NOTE_PX = 300, 260  # the value and verdict columns
+MAX_LINE_PX = 1000  # a title or a failure line widens the chart up to this
 MAX_NOTE = 40
 MAX_TITLE = 80
 MAX_FAILURES_SHOWN = 10
@@ -189,7 +192,7 @@ def _comparison_chart(platform: PlatformResult) -> _Chart:
     top = max((bar.high or bar.value for row in rows for bar in row.bars), default=100.0)
     # Whole quarters of the base past the longest bar: 125 % for small moves, so that a
     # move of a few percent is still a visible step at the 100 % line.
-    axis_max = min(math.ceil(max(top, 100.0) * 1.02 / 25.0) * 25.0, CLIP_PCT)
+    axis_max = min(math.ceil(min(max(top, 100.0), CLIP_PCT) * 1.02 / 25.0) * 25.0, CLIP_PCT)
     step = 25.0 if axis_max <= 200 else 50.0
     ticks = tuple((v, f"{v:g} %") for v in _ticks(axis_max, step))
     colours = {bar.colour for row in rows for bar in row.bars}
@@ -283,7 +286,7 @@ def _single_run_chart(platform: PlatformResult) -> _Chart:
 
 def _absolute_panel(heading: str, unit: str, rows: list[_Row]) -> _Panel:
     top = max((bar.high or bar.value for row in rows for bar in row.bars), default=0.0)
-    axis_max, step = _axis(top * 1.02)
+    axis_max, step = _axis(min(top * 1.02, sys.float_info.max))
     ticks = tuple((v, _number(v)) for v in _ticks(axis_max, step))
     return _Panel(heading, axis_max, ticks, None, tuple(rows))
 
@@ -320,7 +323,10 @@ def _axis(top: float) -> tuple[float, float]:
         if top / (factor * power) <= 6:
             step = factor * power
             break
-    return math.ceil(top / step - 1e-9) * step, step
+    end = math.ceil(top / step - 1e-9) * step
+    if not math.isfinite(end):  # near the float limit, a step past ``top`` overflows
+        return top, top / 4
+    return end, step
 
 
 def _ticks(axis_max: float, step: float) -> Iterator[float]:
@@ -361,15 +367,29 @@ def _esc(value: str, max_length: int) -> str:
     return clean(value, max_length).translate(_XML)
 
 
-def fit(value: str, max_length: int = MAX_LABEL, size: float = 12) -> str:
-    """``value`` cleaned and cut to ``max_length`` characters and to ``MAX_LABEL_PX`` as
-    drawn (a wide script's characters are twice as wide), ending in an ellipsis if cut."""
+def fit(
+    value: str, max_length: int = MAX_LABEL, size: float = 12, max_px: float = MAX_LABEL_PX
+) -> str:
+    """``value`` cleaned and cut to ``max_length`` characters and to ``max_px`` as drawn
+    (a wide script's characters are twice as wide), ending in an ellipsis if cut."""
     label = clean(value, max_length)
-    if _width(label, size) <= MAX_LABEL_PX:
+    if _width(label, size) <= max_px:
         return label
-    while label and _width(label + "…", size) > MAX_LABEL_PX:
+    while label and _width(label + "…", size) > max_px:
         label = label[:-1]
     return label.rstrip() + "…"
+
+
+def _fitted_value(label: str) -> str:
+    return fit(label, 60, 11, MAX_VALUE_PX)
+
+
+def _fitted_note(detail: str) -> str:
+    return fit(detail, MAX_NOTE, 11, MAX_NOTE_PX)
+
+
+def _line(value: str, size: float, max_px: float) -> str:
+    return fit(value, 160, size, max_px).translate(_XML)
 
 
 def _width(value: str, size: float) -> float:
@@ -382,19 +402,30 @@ def _draw(chart: _Chart) -> str:
     rows = [row for panel in chart.panels for row in panel.rows]
     label_width = max((_width(fit(r.label), 12) for r in rows), default=0.0)
     note_width = max(
-        (max(_width(r.note, 12), _width(clean(r.detail, MAX_NOTE), 11)) for r in rows),
+        (max(_width(r.note, 12), _width(_fitted_note(r.detail), 11)) for r in rows),
         default=0.0,
     )
-    value_width = max((_width(clean(b.label, 60), 11) for r in rows for b in r.bars), default=0.0)
+    value_width = max(
+        (_width(_fitted_value(b.label), 11) for r in rows for b in r.bars), default=0.0
+    )
     plot_x = _MARGIN + label_width + 10
     note_x = plot_x + _PLOT_WIDTH + _GAP + value_width + 2 * _GAP
-    width = math.ceil(max(note_x + note_width + _MARGIN, 640))
+    # Lines across the chart (title, subtitle, failures) widen it up to MAX_LINE_PX; longer
+    # ones are cut, so that a long reason cannot make the chart absurdly wide.
+    title = clean(chart.title, MAX_TITLE)
+    lines = [
+        _width(title, 16),
+        *(_width(clean(t, 160), 12) for t in (chart.subtitle, *chart.footer)),
+    ]
+    across = min(max(lines), MAX_LINE_PX)
+    width = math.ceil(max(note_x + note_width + _MARGIN, across + 2 * _MARGIN, 640))
+    line_px = width - 2 * _MARGIN
     out: list[str] = []
     y: float = _MARGIN + 16
-    out.append(_text(_MARGIN, y, _esc(chart.title, MAX_TITLE), 16, weight="bold"))
+    out.append(_text(_MARGIN, y, _line(title, 16, line_px), 16, weight="bold"))
     if chart.subtitle:
         y += 20
-        out.append(_text(_MARGIN, y, _esc(chart.subtitle, 200), 12, fill=MUTED))
+        out.append(_text(_MARGIN, y, _line(chart.subtitle, 12, line_px), 12, fill=MUTED))
     if chart.legend:
         y += 22
         x = float(_MARGIN)
@@ -406,7 +437,7 @@ def _draw(chart: _Chart) -> str:
         y = _draw_panel(out, panel, y + 12, (plot_x, note_x, width))
     for line in chart.footer:
         y += 18
-        out.append(_text(_MARGIN, y, _esc(line, 160), 12, fill=MUTED))
+        out.append(_text(_MARGIN, y, _line(line, 12, line_px), 12, fill=MUTED))
     height = math.ceil(y + _MARGIN)
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -424,7 +455,9 @@ def _draw_panel(
     plot_x, note_x, width = columns
     if panel.heading:
         y += 16
-        out.append(_text(_MARGIN, y, _esc(panel.heading, MAX_LABEL), 13, weight="bold"))
+        out.append(
+            _text(_MARGIN, y, fit(panel.heading, MAX_LABEL, 13).translate(_XML), 13, weight="bold")
+        )
     y += 16
     for value, label in panel.ticks:
         out.append(
@@ -496,7 +529,9 @@ def _draw_row(
             )
         # Values in a column of their own: aligned, and never over a bar or a grid line.
         fill = INK if bar.colour else MUTED
-        out.append(_text(value_x, y + _BAR - 2, _esc(bar.label, 60), 11, fill=fill))
+        out.append(
+            _text(value_x, y + _BAR - 2, _fitted_value(bar.label).translate(_XML), 11, fill=fill)
+        )
         y += _BAR + _BAR_GAP
     if row.note:
         out.append(
@@ -512,7 +547,9 @@ def _draw_row(
     if row.detail:
         # Under a change it explains it; alone (failed, new) it is the row's verdict.
         dy, fill = (13, MUTED) if row.note else (4, row.note_colour)
-        out.append(_text(note_x, middle + dy, _esc(row.detail, MAX_NOTE), 11, fill=fill))
+        out.append(
+            _text(note_x, middle + dy, _fitted_note(row.detail).translate(_XML), 11, fill=fill)
+        )
 
 
 def _x(plot_x: float, value: float, axis_max: float) -> float:
