@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from perfbot.engine.formats.dperf import FORMAT
 from perfbot.errors import ParseError
-from perfbot.model import Better, ParseContext, Parsed
+from perfbot.model import Better, ParseContext, Parsed, Scale, settings_of
 from tests.paths import shared
 
 EXACT = 1e-12
@@ -305,3 +305,47 @@ def test_any_text_parses_or_raises_parse_error(pieces: list[str]) -> None:
     except ParseError:
         return
     assert parsed.measurements
+
+
+def test_settings_state_the_number_of_workers() -> None:
+    # The output states only one thing of the configuration: one cpuUsage per worker core.
+    for name in (
+        "readme_example_client_http_per_second.txt",
+        "issue206_client_tcp_per_second_excerpt.txt",
+    ):
+        assert {m.settings for m in parse(fixture(name)).measurements} == {settings_of(workers=1)}
+    four = run([1000] * 6).replace("cpuUsage 50", "cpuUsage 50  51  49  50")
+    assert {m.settings for m in parse(four).measurements} == {settings_of(workers=4)}
+    # Another load on the same cores: the same fingerprint.
+    assert {m.settings for m in parse(run([900] * 6)).measurements} == {
+        m.settings for m in parse(run([1000] * 6)).measurements
+    }
+
+
+def test_error_counters_are_counts_and_rates_ratios() -> None:
+    scales = {
+        m.metric: m.scale
+        for m in parse(fixture("readme_example_client_http_per_second.txt")).measurements
+    }
+    counted = {metric for metric, scale in scales.items() if scale is Scale.COUNT}
+    assert counted == {
+        f"c.{name}"
+        for name in (
+            "dropTx",
+            "badRx",
+            "rstRx",
+            "rstTx",
+            "synRt",
+            "finRt",
+            "ackRt",
+            "pushRt",
+            "tcpDrop",
+            "skErr",
+            "httpErr",
+            "ierrors",
+            "oerrors",
+            "imissed",
+        )
+    }
+    assert scales["c.cps"] is Scale.RATIO
+    assert scales["c.cpu_usage"] is Scale.RATIO

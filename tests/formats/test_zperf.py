@@ -219,3 +219,45 @@ def test_huge_value_is_skipped() -> None:
 def test_huge_line_of_repeated_tags_stays_usable() -> None:
     text = "ZPERF-RESULT x " * 200_000 + "ZPERF-RESULT udp4_mbps=13.099\nZPERF-DONE"
     assert values(parse(text)) == [("udp4_mbps", 13.099)]
+
+
+# What the zperf shell prints around an upload (execute_upload() and the statistics of
+# Zephyr's subsys/net/lib/zperf/zperf_shell.c), before a ZPERF-RESULT line of the fixture.
+SHELL_UPLOAD = (
+    "uart:~$ zperf udp upload 192.0.2.2 5001 10 1K 10M\n"
+    "Remote port is 5001\n"
+    "Duration:\t10.00 s\n"
+    "Packet size:\t1024 bytes\n"
+    "Rate:\t\t10000 kbps\n"
+    "Starting...\n"
+    "Rate:\t\t10.00 Mbps\n"
+    "Upload completed!\n"
+    "Statistics:\t\tserver\t(client)\n"
+    "Duration:\t\t10.00 s\t(10.00 s)\n"
+    "Num packets:\t\t12207\t(12207)\n"
+    "Rate:\t\t\t9.99 Mbps\t(9.99 Mbps)\n"
+)
+
+
+def test_the_self_test_states_no_settings() -> None:
+    assert {m.settings for m in parse(fixture_text()).measurements} == {()}
+
+
+def test_settings_the_shell_states_before_starting() -> None:
+    lines = fixture_text().splitlines(keepends=True)
+    text = (
+        SHELL_UPLOAD
+        + lines[0]
+        + SHELL_UPLOAD.replace("1024 bytes", "512 bytes")
+        + "".join(lines[1:])
+    )
+    first, second, *rest = parse(text).measurements
+    assert dict(first.settings) == {
+        "duration": "10.00 s",
+        "packet_size": "1024",
+        "rate_kbps": "10000",
+    }
+    # The statistics after "Starting..." (Rate 9.99 Mbps, Duration 10.00 s (10.00 s)) are
+    # measured, never settings; the next upload's own header replaces the first.
+    assert dict(second.settings)["packet_size"] == "512"
+    assert {m.settings for m in rest} == {second.settings}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from perfbot.engine.formats._base import Format
 from perfbot.engine.formats._common import number_from_text
 from perfbot.errors import ParseError
-from perfbot.model import Better, Measurement, ParseContext, Parsed
+from perfbot.model import Better, Measurement, ParseContext, Parsed, Scale, Settings, settings_of
 
 NAME = "dperf"
 
@@ -35,7 +35,8 @@ class _Metric:
     suffix: str
     unit: str
     better: Better
-    scale: float = 1.0
+    factor: float = 1.0
+    scale: Scale = Scale.RATIO
 
 
 _ERROR_COUNTERS = (
@@ -63,13 +64,14 @@ _METRICS: dict[str, _Metric] = {
     "skOpen": _Metric("cps", "conn/s", Better.HIGHER),
     "pktRx": _Metric("pkt_rx_pps", "pps", Better.HIGHER),
     "pktTx": _Metric("pkt_tx_pps", "pps", Better.HIGHER),
-    "bitsRx": _Metric("rx_mbps", "Mbps", Better.HIGHER, 1e-6),
-    "bitsTx": _Metric("tx_mbps", "Mbps", Better.HIGHER, 1e-6),
+    "bitsRx": _Metric("rx_mbps", "Mbps", Better.HIGHER, factor=1e-6),
+    "bitsTx": _Metric("tx_mbps", "Mbps", Better.HIGHER, factor=1e-6),
     "http2XX": _Metric("http_2xx_per_s", "/s", Better.HIGHER),
     "tcpRsp": _Metric("tcp_rsp_per_s", "/s", Better.HIGHER),
     "rtt(us)": _Metric("rtt_us", "µs", Better.LOWER),
     "cpuUsage": _Metric("cpu_usage", "%", Better.LOWER),
-    **{name: _Metric(name, "/s", Better.LOWER) for name in _ERROR_COUNTERS},
+    # Errors, drops and retransmits: judged in counts (0 → 3 a second has no ratio).
+    **{name: _Metric(name, "/s", Better.LOWER, scale=Scale.COUNT) for name in _ERROR_COUNTERS},
 }
 
 
@@ -85,10 +87,11 @@ def parse(text: str, ctx: ParseContext) -> Parsed:
     if not blocks:
         raise ParseError(ctx.path, NAME, "no `seconds N` line starts a per-second block")
     steady = _steady_state(blocks)
+    settings = _settings(steady)
     measurements = tuple(
         measurement
         for name, metric in _METRICS.items()
-        if (measurement := _measure(name, metric, steady, ctx)) is not None
+        if (measurement := _measure(name, metric, steady, ctx, settings)) is not None
     )
     if not measurements:
         raise ParseError(ctx.path, NAME, "the per-second blocks hold no counter perfbot reads")
@@ -128,17 +131,30 @@ def _steady_state(blocks: list[Block]) -> list[Block]:
     return blocks[WARMUP_BLOCKS:end] or blocks
 
 
+def _settings(blocks: list[Block]) -> Settings:
+    """What the output states of the run's configuration: its number of worker cores
+    (one cpuUsage value each). Nothing else of dperf's configuration is printed."""
+    workers = {len(block["cpuUsage"]) for block in blocks if block.get("cpuUsage")}
+    return settings_of(workers=workers.pop() if len(workers) == 1 else None)
+
+
 def _measure(
-    name: str, metric: _Metric, blocks: list[Block], ctx: ParseContext
+    name: str, metric: _Metric, blocks: list[Block], ctx: ParseContext, settings: Settings
 ) -> Measurement | None:
     samples = [_sample(name, block[name], ctx.path) for block in blocks if block.get(name)]
     if not samples:
         return None
-    value = statistics.median(samples) * metric.scale
+    value = statistics.median(samples) * metric.factor
     if not math.isfinite(value):
         raise ParseError(ctx.path, NAME, f"the {name} values are too large to be real")
     return Measurement(
-        ctx.platform, f"{ctx.case}.{metric.suffix}", value, metric.unit, metric.better
+        ctx.platform,
+        f"{ctx.case}.{metric.suffix}",
+        value,
+        metric.unit,
+        metric.better,
+        metric.scale,
+        settings,
     )
 
 

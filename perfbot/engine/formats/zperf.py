@@ -9,7 +9,15 @@ from collections.abc import Iterator
 from perfbot.engine.formats._base import Format
 from perfbot.engine.formats._common import guess_better, guess_unit, number_from_text
 from perfbot.errors import ParseError
-from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
+from perfbot.model import (
+    Better,
+    FailedCase,
+    Measurement,
+    ParseContext,
+    Parsed,
+    Settings,
+    settings_of,
+)
 
 NAME = "zperf"
 INCOMPLETE_REASON = "zperf run incomplete: no ZPERF-DONE line (the run was cut short or timed out)"
@@ -20,6 +28,13 @@ INCOMPLETE_REASON = "zperf run incomplete: no ZPERF-DONE line (the run was cut s
 _RESULT = re.compile(r"ZPERF-RESULT (?P<marker>[A-Za-z0-9_.-]+)=(?P<value>[0-9A-Za-z.,+-]*)")
 _SNIFF_RESULT = re.compile(r"ZPERF-RESULT [A-Za-z0-9_.-]+=[+-]?\.?[0-9]")
 _TAG = "ZPERF-RESULT"
+# execute_upload() in Zephyr's zperf_shell.c, before "Starting...".
+_STATED = (
+    ("duration", re.compile(r"Duration:\s+(\d+(?:\.\d+)?\s*[mu]?s)\s*$")),
+    ("packet_size", re.compile(r"Packet size:\s+(\d+) bytes\s*$")),
+    ("rate_kbps", re.compile(r"Rate:\s+(\d+) kbps\s*$")),
+)
+_STARTING = "Starting..."
 _DONE = "ZPERF-DONE"
 
 # A console log may open with a bracketed prefix ("[00:00:01.000,000] <inf> ..."), which a
@@ -51,18 +66,33 @@ def parse(text: str, context: ParseContext) -> Parsed:
     return Parsed(measurements, _failures(text, context))
 
 
-def _results(text: str) -> Iterator[tuple[str, str]]:
-    """(marker, value as printed) of every result line, in console order."""
+def _results(text: str) -> Iterator[tuple[str, str, Settings]]:
+    """(marker, value as printed, settings) of every result line, in console order.
+
+    The zperf shell states an upload's parameters before it starts (``Duration:``,
+    ``Packet size:``, ``Rate:``, then ``Starting...``); the statistics it prints after
+    reuse those words for measured values, so only the lines before ``Starting...``
+    count. The loopback self-test states none: its fingerprint is empty.
+    """
+    stated: dict[str, str] = {}
+    current: Settings = ()
     for line in text.splitlines():
         # The substring test skips the bulk of a long console log before any regex runs.
         match = _RESULT.search(line) if _TAG in line else None
         if match is not None:
-            yield match["marker"], match["value"]
+            yield match["marker"], match["value"], current
+            continue
+        for name, pattern in _STATED:
+            said = pattern.search(line)
+            if said:
+                stated[name] = " ".join(said.group(1).split())
+        if _STARTING in line:
+            current, stated = settings_of(**stated), {}
 
 
-def _measurements(results: list[tuple[str, str]], platform: str) -> Iterator[Measurement]:
+def _measurements(results: list[tuple[str, str, Settings]], platform: str) -> Iterator[Measurement]:
     kinds: dict[str, tuple[str, Better]] = {}
-    for marker, printed in results:
+    for marker, printed, settings in results:
         value = number_from_text(printed)
         if value is None:
             # nan, inf, an overflowing or garbled value: not a number to compare.
@@ -70,7 +100,7 @@ def _measurements(results: list[tuple[str, str]], platform: str) -> Iterator[Mea
         if marker not in kinds:
             kinds[marker] = (guess_unit(marker), guess_better(marker))
         unit, better = kinds[marker]
-        yield Measurement(platform, marker, value, unit, better)
+        yield Measurement(platform, marker, value, unit, better, settings=settings)
 
 
 def _failures(text: str, context: ParseContext) -> tuple[FailedCase, ...]:
