@@ -177,6 +177,26 @@ def test_absurd_values_still_draw(base: list[float], head: list[float]) -> None:
         assert 0 <= width(rect) < 5000
 
 
+def test_two_units_draw_no_bars_but_keep_both_values() -> None:
+    base = side({"rx": 900.0, "tx": 5.0}, platform="p", unit="Mbps")
+    head = side({"tx": 5.0}, platform="p", unit="Mbps")
+    side({"rx": 0.9}, platform="p", unit="Gbps", into=head)
+    root = assert_inert(platform_svg(compare(base, head).platforms[0]))
+    assert len(bars(root, BASE_COLOUR)) == 1  # tx only
+    shown = texts(root)
+    assert "base 900 (its own unit)" in shown
+    assert "PR 0.9 Gbps" in shown
+
+
+def test_the_legend_names_the_verdicts_drawn_in_the_other_colour() -> None:
+    base = side({"rx": 1.0}, platform="p")
+    head = side({"rx": 1.0, "tx": 2.0}, platform="p")
+    shown = texts(parse(platform_svg(compare(base, head).platforms[0])))
+    assert "PR, new" in shown
+    assert "PR, unchanged" in shown
+    assert "PR, regressed" not in shown  # only what is drawn
+
+
 def test_a_side_without_a_value_is_labelled_not_drawn() -> None:
     base = side({"rx": 10.0, "tx": 5.0}, platform="p")
     head = side({"rx": 11.0, "new": 3.0}, platform="p", failures=[FailedCase("p", "tx", "crashed")])
@@ -223,7 +243,13 @@ def test_history_draws_one_bar_per_commit_with_the_same_code() -> None:
     assert "tcp4_mbps (Mbps)" in shown
     assert "11.5 Mbps (n=2)" in shown
     assert len(list(root.iter(f"{SVG}path"))) == 1
+    # This PR against the median of the branch's commits (10.0 and 11.5: 10.75).
+    assert "\u221225.6 %" in shown  # (8 - 10.75) / 10.75
+    dashed = [line for line in root.iter(f"{SVG}line") if line.get("stroke-dasharray")]
+    assert len(dashed) == 1
     assert_inert(history_svg("m", "", []))
+    plain = parse(history_svg("m", "", points[:2]))
+    assert [line for line in plain.iter(f"{SVG}line") if line.get("stroke-dasharray")] == []
 
 
 @pytest.mark.parametrize("hostile", HOSTILE, ids=lambda h: repr(h[:24]))

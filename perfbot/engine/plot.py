@@ -166,19 +166,28 @@ def history_svg(
     metric: str, unit: str, points: Sequence[HistoryPoint], title: str | None = None
 ) -> str:
     """A metric's values over commits, oldest first, one row per commit (``perfbot history``)."""
+    branch = [p.stats.value for p in points if not p.highlight]
+    # Where this PR stands among the branch's commits: against their median, dashed.
+    median = Stats.of(branch).value if branch and len(branch) < len(points) else None
     rows = []
     for point in points:
         colour = HIGHLIGHT_COLOUR if point.highlight else HISTORY_COLOUR
-        rows.append(_Row(point.label, (_absolute_bar(point.stats, unit, colour),)))
+        note = detail = ""
+        if point.highlight and median:
+            note = _percent((point.stats.value - median) / abs(median) * 100.0)
+            detail = "vs the median of the others"
+        bar = _absolute_bar(point.stats, unit, colour)
+        rows.append(_Row(point.label, (bar,), note, HIGHLIGHT_COLOUR, detail))
     legend = [(HISTORY_COLOUR, "commit")]
     if any(point.highlight for point in points):
         legend.append((HIGHLIGHT_COLOUR, "this PR"))
     return _draw(
         _Chart(
             title=title or (f"{metric} ({unit})" if unit else metric),
-            subtitle="median per commit, oldest first; whiskers: range of the samples",
+            subtitle="median per commit, oldest first; whiskers: range of the samples"
+            + ("; dashed: the median of the other commits" if median else ""),
             legend=tuple(legend),
-            panels=(_absolute_panel("", unit, rows),) if rows else (),
+            panels=(_absolute_panel("", unit, rows, median),) if rows else (),
             footer=() if rows else ("no measurements",),
         )
     )
@@ -200,8 +209,11 @@ def _comparison_chart(platform: PlatformResult) -> _Chart:
     for verdict, colour in VERDICT_COLOURS.items():
         if colour in colours:
             legend.append((colour, f"PR, {verdict.value}"))
+    others = sorted(
+        {m.verdict.value for m in platform.metrics if m.verdict not in VERDICT_COLOURS and m.head}
+    )
     if OTHER_COLOUR in colours:
-        legend.append((OTHER_COLOUR, "PR, other"))
+        legend.append((OTHER_COLOUR, f"PR, {' or '.join(others)}"))
     return _Chart(
         title=platform.name,
         subtitle="PR against base, each metric scaled to its base median = 100 %; "
@@ -222,7 +234,7 @@ def _comparison_row(metric: MetricResult) -> _Row:
         reference, own_scale = max((abs(v) for v in present), default=0.0) or 1.0, True
     colour = VERDICT_COLOURS.get(metric.verdict, OTHER_COLOUR)
     # A side without a value keeps its line, labelled, so the row still reads base, PR.
-    bars = [
+    bars: list[_Bar] = [
         _scaled_bar(metric.base, reference, metric.unit, BASE_COLOUR)
         if metric.base is not None
         else _Bar(0.0, None, None, "", "no base value"),
@@ -230,6 +242,12 @@ def _comparison_row(metric: MetricResult) -> _Row:
         if metric.head is not None
         else _Bar(0.0, None, None, "", "no PR value"),
     ]
+    if metric.base is not None and metric.head is not None and _units_differ(metric):
+        # Two units: no bar could put the values on one scale; the numbers stay.
+        bars = [
+            _Bar(0.0, None, None, "", f"base {_number(metric.base.value)} (its own unit)"),
+            _Bar(0.0, None, None, "", f"PR {_value_label(metric.head, metric.unit)}"),
+        ]
     note = "" if metric.change_pct is None else _percent(metric.change_pct)
     detail = metric.verdict.value
     if metric.beyond_tolerance:
@@ -241,6 +259,10 @@ def _comparison_row(metric: MetricResult) -> _Row:
     if own_scale and metric.base is not None and metric.head is not None:
         detail += ", larger side = 100 %"
     return _Row(metric.name, tuple(bars), note, colour, detail)
+
+
+def _units_differ(metric: MetricResult) -> bool:
+    return metric.verdict is Verdict.NOT_COMPARABLE and metric.note.startswith("unit differs")
 
 
 def _scaled_bar(stats: Stats, reference: float, unit: str, colour: str) -> _Bar:
@@ -284,11 +306,13 @@ def _single_run_chart(platform: PlatformResult) -> _Chart:
     )
 
 
-def _absolute_panel(heading: str, unit: str, rows: list[_Row]) -> _Panel:
+def _absolute_panel(
+    heading: str, unit: str, rows: list[_Row], reference: float | None = None
+) -> _Panel:
     top = max((bar.high or bar.value for row in rows for bar in row.bars), default=0.0)
     axis_max, step = _axis(min(top * 1.02, sys.float_info.max))
     ticks = tuple((v, _number(v)) for v in _ticks(axis_max, step))
-    return _Panel(heading, axis_max, ticks, None, tuple(rows))
+    return _Panel(heading, axis_max, ticks, reference, tuple(rows))
 
 
 def _footer(platform: PlatformResult, *, single_run: bool = False) -> tuple[str, ...]:
@@ -401,10 +425,7 @@ def _width(value: str, size: float) -> float:
 def _draw(chart: _Chart) -> str:
     rows = [row for panel in chart.panels for row in panel.rows]
     label_width = max((_width(fit(r.label), 12) for r in rows), default=0.0)
-    note_width = max(
-        (max(_width(r.note, 12), _width(_fitted_note(r.detail), 11)) for r in rows),
-        default=0.0,
-    )
+    note_width = max((_note_width(r) for r in rows), default=0.0)
     value_width = max(
         (_width(_fitted_value(b.label), 11) for r in rows for b in r.bars), default=0.0
     )
@@ -533,23 +554,25 @@ def _draw_row(
             _text(value_x, y + _BAR - 2, _fitted_value(bar.label).translate(_XML), 11, fill=fill)
         )
         y += _BAR + _BAR_GAP
+    # Two lines (change, then verdict) where the row has room for them, else one.
+    inline = len(row.bars) == 1
+    detail_x, detail_y = note_x, middle + (13 if row.note else 4)
     if row.note:
-        out.append(
-            _text(
-                note_x,
-                middle - 1,
-                row.note.translate(_XML),
-                12,
-                weight="bold",
-                fill=row.note_colour,
-            )
-        )
+        note = row.note.translate(_XML)
+        note_y = middle + 4 if inline else middle - 1
+        out.append(_text(note_x, note_y, note, 12, weight="bold", fill=row.note_colour))
+        if inline:
+            detail_x, detail_y = note_x + _width(row.note, 12) + 6, note_y
     if row.detail:
-        # Under a change it explains it; alone (failed, new) it is the row's verdict.
-        dy, fill = (13, MUTED) if row.note else (4, row.note_colour)
-        out.append(
-            _text(note_x, middle + dy, _fitted_note(row.detail).translate(_XML), 11, fill=fill)
-        )
+        # Beside a change it explains it; alone (failed, new) it is the row's verdict.
+        fill = MUTED if row.note else row.note_colour
+        detail = _fitted_note(row.detail).translate(_XML)
+        out.append(_text(detail_x, detail_y, detail, 11, fill=fill))
+
+
+def _note_width(row: _Row) -> float:
+    note, detail = _width(row.note, 12), _width(_fitted_note(row.detail), 11)
+    return note + 6 + detail if len(row.bars) == 1 else max(note, detail)
 
 
 def _x(plot_x: float, value: float, axis_max: float) -> float:
