@@ -14,7 +14,7 @@ import pytest
 
 from perfbot.cli import main
 from perfbot.engine.sides import ReportFile, read_side
-from tests.paths import REPO
+from tests.paths import REPO, shared
 
 RUN = REPO / "tests" / "data" / "cli"
 RECEIVER = "tcp_rx.receiver_mbps"
@@ -198,3 +198,27 @@ def test_version_2_refuses_broken_documents_naming_the_field(
     _, unreadable = _read(document)
     (reason,) = unreadable
     assert message in reason
+
+
+def test_a_zperf_baseline_gates_like_the_seed_deterministic_metrics_stay_deterministic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The seed's use: save a baseline of the icount run, gate a later run on it. A 1.5 %
+    # drop under icount is a real change (the metric is deterministic), not noise.
+    zperf = shared("zephyr-zperf/README-loopback-icount_expected_output.txt")
+    head = tmp_path / "head.log"
+    head.write_text(zperf.read_text().replace("tcp4_mbps=5.970", "tcp4_mbps=5.880"))
+    saved = tmp_path / "baseline.json"
+    assert main(["compare", str(zperf), "--save", str(saved)]) == 0
+    assert all(m["deterministic"] for m in json.loads(saved.read_text())["metrics"])
+    capsys.readouterr()
+    direct = main(["compare", str(zperf), str(head), "--tolerance", "1", "--format", "text"])
+    direct_out = capsys.readouterr().out
+    assert direct == 1
+    assert (
+        main(
+            ["compare", "--baseline", str(saved), str(head), "--tolerance", "1", "--format", "text"]
+        )
+        == 1
+    )
+    assert capsys.readouterr().out == direct_out

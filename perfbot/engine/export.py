@@ -18,7 +18,6 @@ from perfbot.engine.formats.perfbot_json import (
     MAX_UNIT,
 )
 from perfbot.engine.sides import SideReport
-from perfbot.model import Scale
 
 VERSION = 2
 
@@ -91,14 +90,13 @@ def baseline_document(side: SideReport, saved_from: str) -> dict[str, Any]:
             "unit": clean(series.unit, MAX_UNIT),
             "better": series.better.value,
         }
-        # Series gains the scale and settings of its samples with the noise-aware
-        # verdicts; until a side carries them, a ratio with no fingerprint is exact.
-        scale = getattr(series, "scale", Scale.RATIO)
-        settings = getattr(series, "settings", ())
-        entry["scale"] = Scale(scale).value
+        entry["scale"] = series.scale.value
         entry["settings"] = {
-            _label(str(key)): clean(str(value), MAX_LABEL) for key, value in settings
+            _label(str(key)): clean(str(value), MAX_LABEL) for key, value in series.settings
         }
+        # The measuring tool's prior (zperf under icount is deterministic): without it a
+        # comparison with the baseline would judge a deterministic metric as noisy.
+        entry["deterministic"] = series.deterministic
         metrics.append(entry)
     failures = [
         {

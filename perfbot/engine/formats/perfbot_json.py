@@ -38,7 +38,7 @@ MAX_REASON = 200
 
 _METRIC_KEYS = ("name", "value", "values", "unit", "better", "platform")
 _FAILURE_KEYS = ("case", "reason", "platform")
-_METRIC_KEYS_V2 = (*_METRIC_KEYS, "scale", "settings")
+_METRIC_KEYS_V2 = (*_METRIC_KEYS, "scale", "settings", "deterministic")
 _FAILURE_KEYS_V2 = (*_FAILURE_KEYS, "whole_platform")
 MAX_SETTINGS = 50
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -176,6 +176,7 @@ def _read_metric(item: Any, where: str, file_platform: str, version: int) -> lis
     platform = _optional_label(fields, "platform", where) or file_platform
     scale = _scale(fields, where)
     settings = _settings(fields, where)
+    _flag(fields, "deterministic", where)
     return [Measurement(platform, name, value, unit, better, scale, settings) for value in samples]
 
 
@@ -184,10 +185,35 @@ def _read_failure(item: Any, where: str, file_platform: str, version: int) -> Fa
     case = _label(fields, "case", where)
     reason = _reason(fields, where)
     platform = _optional_label(fields, "platform", where) or file_platform
-    whole = fields.get("whole_platform", False)
-    if not isinstance(whole, bool):
-        raise _Invalid(f"{where}.whole_platform must be true or false, got {shown_value(whole)}")
-    return FailedCase(platform, case, reason, whole)
+    return FailedCase(platform, case, reason, _flag(fields, "whole_platform", where))
+
+
+def _flag(fields: dict[str, Any], key: str, where: str) -> bool:
+    value = fields.get(key, False)
+    if not isinstance(value, bool):
+        raise _Invalid(f"{where}.{key} must be true or false, got {shown_value(value)}")
+    return value
+
+
+def deterministic_series(text: str) -> set[tuple[str, str]]:
+    """The (platform, metric) pairs a valid baseline file marks as deterministic.
+
+    A Measurement does not carry its tool's prior (the side takes it from the format of
+    the file), so a caller that reads a baseline applies these afterwards; anything
+    that is not a valid version 2 baseline gives nothing.
+    """
+    try:
+        document = load_json(text, "", NAME)
+        if not isinstance(document, dict) or document.get("kind") != BASELINE:
+            return set()
+        _read_document(document, "")
+    except (ParseError, _Invalid):
+        return set()
+    found = set()
+    for item in document.get("metrics", []):
+        if item.get("deterministic") is True and "platform" in item:
+            found.add((item["platform"], item["name"]))
+    return found
 
 
 def _scale(fields: dict[str, Any], where: str) -> Scale:
