@@ -63,7 +63,14 @@ def test_two_real_runs_compare_end_to_end(iperf3_server: int, tmp_path: Path) ->
         "tcp.retransmits",
         "udp_10M.receiver_mbps",
         "udp_10M.lost_percent",
+        "udp_10M.lost_packets",
+        "udp_10M.packets",
         "udp_10M.jitter_ms",
+        *(
+            f"{case}.cpu_{host}_percent"
+            for case in ("tcp", "udp_10M")
+            for host in ("host", "remote")
+        ),
     }
     for name in ("tcp.receiver_mbps", "udp_10M.receiver_mbps"):
         for side in ("base", "head"):
