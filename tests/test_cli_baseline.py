@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from perfbot.cli import main
@@ -222,3 +224,55 @@ def test_a_zperf_baseline_gates_like_the_seed_deterministic_metrics_stay_determi
         == 1
     )
     assert capsys.readouterr().out == direct_out
+
+
+# --- the version 2 schema --------------------------------------------------------------------
+
+SCHEMA_V2 = REPO / "perfbot" / "schema" / "perfbot-report-2.schema.json"
+
+
+@pytest.fixture(scope="module")
+def validator() -> Any:
+    schema = json.loads(SCHEMA_V2.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def test_what_perfbot_writes_is_valid_version_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], validator: Any
+) -> None:
+    base, head = lab_run(tmp_path, "base"), lab_run(tmp_path, "head", factor=0.8)
+    (head / "lab" / "broken.json").write_text("{")  # a failure on the head side
+    saved, document = tmp_path / "saved.json", tmp_path / "comparison.json"
+    main(["compare", str(base), str(head), "--save", str(saved), "--json", str(document)])
+    capsys.readouterr()
+    for path in (saved, document):
+        written = json.loads(path.read_text())
+        validator.validate(written)
+        assert written["perfbot"] == 2
+    assert json.loads(saved.read_text())["failures"]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"perfbot": 2, "kind": "baseline", "metrics": [{"name": "a", "value": 1, "scale": "log"}]},
+        {
+            "perfbot": 2,
+            "kind": "baseline",
+            "metrics": [{"name": "a", "value": 1, "settings": {"a": 1}}],
+        },
+        {
+            "perfbot": 2,
+            "kind": "baseline",
+            "metrics": [{"name": "a", "value": 1, "deterministic": 1}],
+        },
+        {"perfbot": 2, "kind": "guess", "metrics": [{"name": "a", "value": 1}]},
+        {"perfbot": 2, "kind": "baseline", "metrics": []},
+    ],
+)
+def test_the_schema_refuses_what_the_reader_refuses(document: Any, validator: Any) -> None:
+    assert not validator.is_valid(document)
+    _, unreadable = _read(document)
+    assert len(unreadable) == 1
