@@ -11,20 +11,24 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, Store
+from perfbot.store.measurements import CommitSamples, MeasurementRecord, SeriesKey
 
 if TYPE_CHECKING:
     from perfbot.store.postgres import DatabaseUnavailable, PostgresStore
     from perfbot.store.sqlite import SQLiteStore
 
 __all__ = [
+    "CommitSamples",
     "DatabaseUnavailable",
     "Job",
     "JobOutcome",
     "JobStatus",
+    "MeasurementRecord",
     "NewJob",
     "PostgresStore",
     "PullState",
     "SQLiteStore",
+    "SeriesKey",
     "Store",
     "open_store",
 ]
