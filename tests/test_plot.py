@@ -17,17 +17,16 @@ import pytest
 
 from perfbot.cli import main
 from perfbot.cli.compare import _local_side
+from perfbot.engine.barchart import MAX_LABEL, fit
 from perfbot.engine.compare import Comparison, Stats, Verdict, compare
 from perfbot.engine.escape import clean
 from perfbot.engine.plot import (
     BASE_COLOUR,
     HIGHLIGHT_COLOUR,
     HISTORY_COLOUR,
-    MAX_LABEL,
     OTHER_COLOUR,
     VERDICT_COLOURS,
     HistoryPoint,
-    fit,
     history_svg,
     platform_svg,
     plot_files,
