@@ -6,19 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import httpx
 import pytest
 
-from perfbot.app.measurements import DAY_SECONDS
+from perfbot.app import measurements
+from perfbot.app.configcache import ConfigCache
+from perfbot.app.handlers.context import JobContext
+from perfbot.app.measurements import DAY_SECONDS, record_report_measurements, report_records
 from perfbot.app.settings import Settings, SettingsError
+from perfbot.engine.sides import Series, SideReport
+from perfbot.github.installation import Installation
+from perfbot.github.types import PullInfo
 from perfbot.model import Better, Scale
 from perfbot.store import SQLiteStore
-from perfbot.store.measurements import MeasurementRecord
+from perfbot.store.measurements import CommitSamples, MeasurementRecord
 from tests.harness import (
     INSTALLATION,
     REPO_ID,
@@ -248,3 +257,125 @@ async def _record(database: Path, records: list[MeasurementRecord]) -> None:
         assert await store.record_measurements(records) == len(records)
     finally:
         await store.close()
+
+
+# record_report_measurements on its own ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Run:
+    id: int = 1001
+    attempt: int = 2
+    event: str = "pull_request"
+    head_sha: str = HEAD
+    head_branch: str = "feature-7"
+    head_repo_id: int | None = REPO_ID
+    repo_id: int = REPO_ID
+    workflow_name: str = "net-perf"
+    full_name: str = "acme/widget"
+
+
+_PULL = PullInfo(
+    number=7,
+    state="open",
+    head_sha=HEAD,
+    head_ref="feature-7",
+    head_repo_id=REPO_ID,
+    base_repo_id=REPO_ID,
+    base_ref="main",
+    base_sha=BASE,
+    labels=(),
+)
+
+
+def _side(metrics: int, samples: int = 1) -> SideReport:
+    side = SideReport()
+    for n in range(metrics):
+        side.series[("qemu_x86", f"m{n:03d}")] = Series(
+            "Mbps", Better.HIGHER, [float(n)] * samples, Scale.COUNT, (("streams", "1"),)
+        )
+    return side
+
+
+async def _recorded(
+    sides: tuple[SideReport, SideReport] | None,
+    *,
+    app_id: int | None = 4242,
+    deleted: bool = False,
+    run: _Run | None = None,
+) -> tuple[int, list[CommitSamples]]:
+    store = SQLiteStore(":memory:")
+    await store.setup()
+    try:
+        if deleted:
+            await store.set_suspended(INSTALLATION, True, 1.0, final=True)
+        ctx = JobContext(
+            delivery_id="d1",
+            installation=cast(Installation, SimpleNamespace(id=INSTALLATION)),
+            store=store,
+            app_id=app_id,
+            bot_login=lambda: asyncio.sleep(0, "perfbot[bot]"),
+            configs=ConfigCache(),
+            repo_disabled=lambda _: False,
+            now=lambda: 5_000.0,
+            worker="w1",
+            log=logging.LoggerAdapter(logging.getLogger("test"), {}),
+        )
+        stored = await record_report_measurements(ctx, run or _Run(), _PULL, sides)
+        groups = await store.commit_samples(
+            REPO_ID,
+            "qemu_x86",
+            "m000",
+            (("streams", "1"),),
+            exclude_run_id=None,
+            max_commits=10,
+            max_rows=10,
+            include_forks=True,
+        )
+        return stored, groups
+    finally:
+        await store.close()
+
+
+def test_each_side_is_recorded_at_its_commit_with_its_fingerprint() -> None:
+    stored, groups = asyncio.run(_recorded((_side(3, samples=2), _side(3))))
+    assert stored == 6
+    # One time for both: the later row (head, written after base) first.
+    assert groups == [
+        CommitSamples(HEAD, ((0.0,),), 5_000.0),
+        CommitSamples(BASE, ((0.0, 0.0),), 5_000.0),
+    ]
+
+
+def test_nothing_is_recorded_without_a_report_a_durable_store_or_an_installation() -> None:
+    assert asyncio.run(_recorded(None)) == (0, [])
+    assert asyncio.run(_recorded((_side(3), _side(3)), app_id=None)) == (0, [])  # Actions only
+    assert asyncio.run(_recorded((_side(3), _side(3)), deleted=True)) == (0, [])
+    assert asyncio.run(_recorded((_side(3), _side(3))))[0] == 6  # the control
+
+
+def test_a_deleted_fork_counts_as_a_fork() -> None:
+    # No head repository any more: untrusted like any fork.
+    run = _Run(head_repo_id=None)
+    records = report_records(run, _PULL, (_side(1), _side(1)), INSTALLATION, 1.0)
+    assert [r.from_fork for r in records] == [True, True]
+    assert [r.from_fork for r in report_records(_Run(), _PULL, (_side(1), _side(1)), 1, 1.0)] == [
+        False,
+        False,
+    ]
+
+
+def test_a_flood_of_series_or_samples_is_cut_at_the_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(measurements, "MAX_RECORDED_ROWS", 5)
+    records = report_records(_Run(), _PULL, (_side(4), _side(4)), INSTALLATION, 1.0)
+    # Whole base side first, then the head side's first series, in name order.
+    assert [(r.side, r.metric) for r in records] == [
+        *(("base", f"m{n:03d}") for n in range(4)),
+        ("head", "m000"),
+    ]
+    monkeypatch.setattr(measurements, "MAX_RECORDED_ROWS", 1000)
+    monkeypatch.setattr(measurements, "MAX_RECORDED_SAMPLES", 25)
+    records = report_records(_Run(), _PULL, (_side(4, samples=10), _side(4)), INSTALLATION, 1.0)
+    assert sum(len(r.samples) for r in records) == 20
