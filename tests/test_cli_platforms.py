@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from perfbot.app.actions import CommentJob, comment_for_run
 from perfbot.cli import main
 from perfbot.engine import platforms
+from tests.harness import ZPERF_BASE as ZPERF_BASE_VALUES
+from tests.harness import World, regressed, zip_of, zperf_log
 from tests.paths import shared
 
 ZPERF_LOG = shared("zephyr-zperf/README-loopback-icount_expected_output.txt")
@@ -127,3 +130,32 @@ def test_an_ambiguous_board_is_not_guessed() -> None:
 )
 def test_matches(platform: str, wanted: str, expected: bool) -> None:
     assert platforms.matches(platform, wanted) is expected
+
+
+# --- the App: the configuration key platforms: ------------------------------------------------
+
+
+async def test_the_app_reports_only_the_configured_platforms() -> None:
+    world = World.create()
+    world.repo.files[".github/perfbot.yml"] = "platforms: [qemu_x86_64]\n"
+    pull = world.pull(7, "a" * 40)
+    files = {
+        "base/qemu_x86/zperf.log": zperf_log(ZPERF_BASE_VALUES),
+        "head/qemu_x86/zperf.log": zperf_log(regressed()),  # left out by the configuration
+        "base/qemu_x86_64/zperf.log": zperf_log(ZPERF_BASE_VALUES),
+        "head/qemu_x86_64/zperf.log": zperf_log(ZPERF_BASE_VALUES),
+    }
+    run = world.measured_run(pull, 3001, report=zip_of(files))
+    job = CommentJob(
+        owner="acme",
+        repo="widget",
+        run_id=run.id,
+        token=world.fake.issue_actions_token(world.repo),
+        api_url=world.fake.api_url,
+    )
+    await comment_for_run(job, transport=world.fake.transport())
+    (comment,) = world.fake.comments_on(world.repo, 7)
+    body = comment.body.replace("&#95;", "_")
+    assert "<code>qemu_x86_64</code>" in body
+    assert "<code>qemu_x86</code>" not in body
+    assert "1 regression" not in body

@@ -20,6 +20,7 @@ from perfbot.app.handlers.context import JobContext
 from perfbot.app.measurements import record_report_measurements
 from perfbot.app.pullproof import RunIdentity, prove_pull
 from perfbot.app.repoconfig import ConfigResult
+from perfbot.engine import platforms
 from perfbot.engine.compare import Verdict, compare
 from perfbot.engine.escape import code, short_sha, text
 from perfbot.engine.render import (
@@ -415,6 +416,13 @@ def _compare_and_render(
     skipped = skipped_notices([*contents.skipped, *sides.left_out])
     if skipped:
         context = replace(context, notices=(*context.notices, *skipped))
+    # `platforms:` of the configuration, then board-only folders lined up with twister's.
+    wanted = config.config.platforms
+    base, head = platforms.select(base, wanted), platforms.select(head, wanted)
+    base, head, lined_up = platforms.line_up(base, head)
+    if lined_up:
+        said = tuple(f"ℹ️ {text(notice, 300)}" for notice in lined_up)
+        context = replace(context, notices=(*context.notices, *said))
     comparison = compare(base, head, config.config.policy())
     conclusion: Conclusion = "neutral"
     if comparison.regressed_beyond_tolerance and config.config.fail_on_regression:
