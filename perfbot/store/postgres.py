@@ -149,6 +149,8 @@ _SET_SUSPENDED: Final = set_suspended("%s")
 class DatabaseUnavailable(PerfbotError, RuntimeError):
     """The database could not be reached or logged into; the message names it, no password."""
 
+    retryable = True  # a job that met it may well run once the database is back
+
 
 class PostgresStore:
     """``Store`` on a PostgreSQL database, through a small pool of connections.
@@ -608,7 +610,7 @@ class PostgresStore:
     async def purge_measurements(self, before: float) -> int:
         return await self._delete_in_batches(
             "DELETE FROM measurements WHERE id = ANY (ARRAY("
-            "SELECT id FROM measurements WHERE recorded_at < %s LIMIT %s))",
+            "SELECT id FROM measurements WHERE recorded_at < %s ORDER BY recorded_at LIMIT %s))",
             before,
         )
 
@@ -622,9 +624,11 @@ class PostgresStore:
     async def _delete_in_batches(self, sql: str, value: float) -> int:
         """Run a batch-limited DELETE until it deletes less than a batch; rows deleted.
 
-        ``id = ANY (ARRAY(...))``, not ``id IN (...)``: the ids are looked up by primary
-        key whatever the planner's statistics (freshly loaded, an IN became a hash join
-        over the whole table: 40 ms for a purge with nothing to purge, 0.2 ms this way).
+        The ids are looked up by primary key (``= ANY (ARRAY(...))``), and a purge's
+        subquery is ordered by ``recorded_at``, so that it walks that index from the oldest
+        row and stops at the first one to keep, whatever the planner's statistics say:
+        unordered, on a freshly loaded table, a purge with nothing to purge read the whole
+        table (50-250 ms for 400,000 rows, ``bench/measurements.py``; 0.2 ms ordered).
         """
         deleted = 0
         while True:

@@ -477,7 +477,7 @@ class SQLiteStore:
         return await self._run(
             _delete_in_batches,
             "DELETE FROM measurements WHERE id IN"
-            " (SELECT id FROM measurements WHERE recorded_at < ? LIMIT ?)",
+            " (SELECT id FROM measurements WHERE recorded_at < ? ORDER BY recorded_at LIMIT ?)",
             (before, PURGE_BATCH),
         )
 
