@@ -187,25 +187,43 @@ def test_two_units_draw_no_bars_but_keep_both_values() -> None:
     assert "PR 0.9 Gbps" in shown
 
 
-def test_the_legend_names_the_verdicts_drawn_in_the_other_colour() -> None:
-    base = side({"rx": 1.0}, platform="p")
-    head = side({"rx": 1.0, "tx": 2.0}, platform="p")
+def test_the_legend_names_only_the_colours_drawn() -> None:
+    base = side({"rx": 1.0, "tx": 1.0}, platform="p")
+    head = side({"rx": 1.0, "tx": 0.5, "new": 2.0}, platform="p")
     shown = texts(parse(platform_svg(compare(base, head).platforms[0])))
-    assert "PR, new" in shown
-    assert "PR, unchanged" in shown
-    assert "PR, regressed" not in shown  # only what is drawn
+    assert [t for t in shown if t in LEGEND] == ["base", "PR, unchanged", "PR, regressed"]
+    assert "new" in shown  # the new metric's verdict, in words, without a bar
 
 
-def test_a_side_without_a_value_is_labelled_not_drawn() -> None:
+LEGEND = {"base", "PR, unchanged", "PR, regressed", "PR, improved", "PR, new", "this run"}
+
+
+def test_a_value_with_nothing_to_compare_it_to_is_a_number_not_a_bar() -> None:
     base = side({"rx": 10.0, "tx": 5.0}, platform="p")
     head = side({"rx": 11.0, "new": 3.0}, platform="p", failures=[FailedCase("p", "tx", "crashed")])
     root = assert_inert(platform_svg(compare(base, head).platforms[0]))
     shown = texts(root)
     assert "no PR value" in shown
+    assert "base 5 Mbps" in shown
     assert "no base value" in shown
+    assert "PR 3 Mbps" in shown
     assert "failed on PR" in shown
     assert "failed on PR: tx: crashed" in shown  # the failed case, at the foot
-    assert len(bars(root, OTHER_COLOUR)) == 1  # the new metric
+    assert len(bars(root, BASE_COLOUR)) == 1  # rx alone is compared
+    assert bars(root, OTHER_COLOUR) == []
+
+
+def test_a_platform_only_the_base_measured_draws_the_base_values() -> None:
+    base = side({"rx": 10.0, "tx": 5.0}, platform="p")
+    head = side({"rx": 10.0}, platform="q")
+    platform = next(p for p in compare(base, head).platforms if p.name == "p")
+    root = assert_inert(platform_svg(platform))
+    drawn = bars(root, BASE_COLOUR)
+    assert len(drawn) == 2
+    assert width(drawn[0]) == pytest.approx(2 * width(drawn[1]), abs=0.2)
+    shown = texts(root)
+    assert "comparison not available: no PR measurement" in shown
+    assert any(t.startswith("values of the base alone") for t in shown)
 
 
 def test_a_single_run_draws_plain_bars_one_panel_per_unit() -> None:

@@ -11,9 +11,10 @@ platform of eight metrics; see README "Charts"):
   ~0.4 s to import and ~0.1 s to draw: more than the whole comparison costs;
 * what is drawn here is rectangles, lines and text (``barchart.py`` writes them). The
   two modules need only the standard library and the engine (15-40 ms to import on
-  top of it on a busy 2-core VM, ~2 ms to draw 100 metrics), give the same bytes for the same input, and
-  emit nothing but those elements, so the "no script, no external reference" property
-  holds by construction instead of by configuring someone else's output.
+  top of it on a busy 2-core VM, ~2 ms to draw 100 metrics), give the same bytes for
+  the same input, and emit nothing but those elements, so the "no script, no external
+  reference" property holds by construction instead of by configuring someone else's
+  output.
 
 Layout: one row per metric, horizontal bars, so that long names stay readable on the
 left. A comparison draws every metric normalised to its base median (base = 100 %) on one
@@ -104,9 +105,11 @@ def safe_name(platform: str) -> str:
 
 
 def platform_svg(platform: PlatformResult) -> str:
-    """Base against PR for one platform, or its values alone when it has no base at all."""
+    """Base against PR for one platform, or one side's values when only it was measured."""
     if platform.metrics and all(m.base is None for m in platform.metrics):
-        return draw(_single_run_chart(platform))
+        return draw(_values_chart(platform, "head"))
+    if platform.metrics and all(m.head is None for m in platform.metrics):
+        return draw(_values_chart(platform, "base"))
     return draw(_comparison_chart(platform))
 
 
@@ -173,29 +176,26 @@ def _comparison_chart(platform: PlatformResult) -> Chart:
 
 
 def _comparison_row(metric: MetricResult) -> Row:
-    present = [s.high for s in (metric.base, metric.head) if s is not None]
-    present += [s.low for s in (metric.base, metric.head) if s is not None]
-    if metric.base is not None and metric.base.value > 0:
-        reference, own_scale = metric.base.value, False
-    else:
-        # No base to scale to (new, or a base of zero): the larger side is 100 %.
-        reference, own_scale = max((abs(v) for v in present), default=0.0) or 1.0, True
     colour = VERDICT_COLOURS.get(metric.verdict, OTHER_COLOUR)
-    # A side without a value keeps its line, labelled, so the row still reads base, PR.
-    bars: list[Bar] = [
-        _scaled_bar(metric.base, reference, metric.unit, BASE_COLOUR)
-        if metric.base is not None
-        else Bar(0.0, None, None, "", "no base value"),
-        _scaled_bar(metric.head, reference, metric.unit, colour)
-        if metric.head is not None
-        else Bar(0.0, None, None, "", "no PR value"),
-    ]
-    if metric.base is not None and metric.head is not None and _units_differ(metric):
-        # Two units: no bar could put the values on one scale; the numbers stay.
-        bars = [
-            Bar(0.0, None, None, "", f"base {_number(metric.base.value)} (its own unit)"),
-            Bar(0.0, None, None, "", f"PR {_value_label(metric.head, metric.unit)}"),
-        ]
+    base, head, own_scale = metric.base, metric.head, False
+    if base is None or head is None or _units_differ(metric):
+        # Bars are for comparing: a value with nothing to compare it to (new, missing,
+        # failed, in another unit) keeps its number, and its line, without a bar.
+        bars = (
+            _label_only("base", base, metric.unit, _units_differ(metric)),
+            _label_only("PR", head, metric.unit, False),
+        )
+    else:
+        reference = base.value
+        if reference <= 0:
+            # A base of zero (or below) scales nothing: the larger side is 100 %.
+            extremes = (abs(base.low), abs(base.high), abs(head.low), abs(head.high))
+            reference, own_scale = max(extremes), max(extremes) > 0
+            reference = reference or 1.0
+        bars = (
+            _scaled_bar(base, reference, metric.unit, BASE_COLOUR),
+            _scaled_bar(head, reference, metric.unit, colour),
+        )
     note = "" if metric.change_pct is None else _percent(metric.change_pct)
     detail = metric.verdict.value
     if metric.beyond_tolerance:
@@ -204,9 +204,17 @@ def _comparison_row(metric: MetricResult) -> Row:
         detail = metric.note
     elif metric.note:
         detail += f" ({metric.note})"
-    if own_scale and metric.base is not None and metric.head is not None:
+    if own_scale:
         detail += ", larger side = 100 %"
-    return Row(metric.name, tuple(bars), note, colour, detail)
+    return Row(metric.name, bars, note, colour, detail)
+
+
+def _label_only(side: str, stats: Stats | None, unit: str, other_unit: bool) -> Bar:
+    if stats is None:
+        return Bar(0.0, None, None, "", f"no {side} value")
+    if other_unit:  # the comparison keeps one unit, the PR's; the base's is another
+        return Bar(0.0, None, None, "", f"{side} {_number(stats.value)} (its own unit)")
+    return Bar(0.0, None, None, "", f"{side} {_value_label(stats, unit)}")
 
 
 def _units_differ(metric: MetricResult) -> bool:
@@ -235,22 +243,26 @@ def _absolute_bar(stats: Stats, unit: str, colour: str) -> Bar:
     )
 
 
-def _single_run_chart(platform: PlatformResult) -> Chart:
+def _values_chart(platform: PlatformResult, side: str) -> Chart:
+    """One side's values, one panel per unit: a single run, or a platform only one side
+    measured."""
+    colour = VERDICT_COLOURS[Verdict.UNCHANGED] if side == "head" else BASE_COLOUR
     by_unit: dict[str, list[Row]] = {}
     for metric in platform.metrics:
-        assert metric.head is not None  # no base, so the metric came from this run
-        colour = VERDICT_COLOURS[Verdict.UNCHANGED]
-        bar = _absolute_bar(metric.head, metric.unit, colour)
+        stats = metric.head if side == "head" else metric.base
+        assert stats is not None  # the caller checked that this side has every metric
+        bar = _absolute_bar(stats, metric.unit, colour)
         by_unit.setdefault(metric.unit, []).append(Row(metric.name, (bar,)))
     panels = tuple(
         _absolute_panel(unit or "(no unit)", unit, rows) for unit, rows in sorted(by_unit.items())
     )
+    what = "values of one run (no base)" if side == "head" else "values of the base alone"
     return Chart(
         title=platform.name,
-        subtitle="values of one run (no base), one panel per unit; whiskers: range of the samples",
-        legend=((VERDICT_COLOURS[Verdict.UNCHANGED], "this run"),),
+        subtitle=f"{what}, one panel per unit; whiskers: range of the samples",
+        legend=((colour, "this run" if side == "head" else "base"),),
         panels=panels,
-        footer=_footer(platform, single_run=True),
+        footer=_footer(platform, single_run=side == "head"),
     )
 
 
