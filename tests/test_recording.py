@@ -20,14 +20,19 @@ import pytest
 from perfbot.app import measurements
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.handlers.context import JobContext
-from perfbot.app.measurements import DAY_SECONDS, record_report_measurements, report_records
+from perfbot.app.measurements import (
+    DAY_SECONDS,
+    record_report_measurements,
+    report_records,
+    series_keys,
+)
 from perfbot.app.settings import Settings, SettingsError
 from perfbot.engine.sides import Series, SideReport
 from perfbot.github.installation import Installation
 from perfbot.github.types import PullInfo
 from perfbot.model import Better, Scale
 from perfbot.store import SQLiteStore
-from perfbot.store.measurements import CommitSamples, MeasurementRecord
+from perfbot.store.measurements import CommitSamples, MeasurementRecord, SeriesKey
 from tests.harness import (
     INSTALLATION,
     REPO_ID,
@@ -379,3 +384,13 @@ def test_a_flood_of_series_or_samples_is_cut_at_the_limits(
     monkeypatch.setattr(measurements, "MAX_RECORDED_SAMPLES", 25)
     records = report_records(_Run(), _PULL, (_side(4, samples=10), _side(4)), INSTALLATION, 1.0)
     assert sum(len(r.samples) for r in records) == 20
+
+
+def test_series_keys_name_each_setting_a_metric_ran_with() -> None:
+    base, head = _side(2), _side(2)
+    head.series[("qemu_x86", "m001")].settings = (("streams", "4"),)
+    assert series_keys((base, head)) == [
+        SeriesKey("qemu_x86", "m000", (("streams", "1"),)),
+        SeriesKey("qemu_x86", "m001", (("streams", "1"),)),
+        SeriesKey("qemu_x86", "m001", (("streams", "4"),)),
+    ]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 from perfbot.engine.sides import Series, SideReport
 from perfbot.store.base import Store
-from perfbot.store.measurements import MeasuredSide, MeasurementRecord
+from perfbot.store.measurements import MeasuredSide, MeasurementRecord, SeriesKey
 
 if TYPE_CHECKING:
     from perfbot.app.handlers.context import JobContext
@@ -149,6 +149,18 @@ def report_records(
                 )
             )
     return records
+
+
+def series_keys(sides: tuple[SideReport, SideReport]) -> list[SeriesKey]:
+    """Every series of a report's two sides, for ``Store.measurement_history``: one key per
+    (platform, metric, settings), so a metric whose sides ran with different settings
+    gets both."""
+    keys = {
+        SeriesKey(platform, metric, series.settings)
+        for side in sides
+        for (platform, metric), series in side.series.items()
+    }
+    return sorted(keys, key=lambda key: (key.platform, key.metric, key.settings))
 
 
 def _series_of(report: SideReport) -> Iterator[tuple[str, str, Series]]:
