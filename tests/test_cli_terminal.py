@@ -6,12 +6,16 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from perfbot.cli import _parser
-from perfbot.cli.terminal import wants_colour
+from perfbot.cli.terminal import change_text, wants_colour
+from perfbot.engine.compare import MetricResult
+from perfbot.model import Scale
 from tests.paths import shared
 from tests.test_cli_platforms import twister_json
 
@@ -133,3 +137,25 @@ def test_a_single_run_on_a_terminal_is_a_table(monkeypatch: pytest.MonkeyPatch) 
     assert code == 0
     line = next(line for line in out.splitlines() if "tcp4_mbps" in line)
     assert line.split() == ["tcp4_mbps", "(Mbps)", "5.97"]
+
+
+@dataclass(frozen=True)
+class _Moved:
+    """The two fields change_text reads, whatever else a MetricResult holds."""
+
+    change_pct: float | None
+    scale: Scale = Scale.RATIO
+
+
+@pytest.mark.parametrize(
+    ("moved", "shown"),
+    [
+        (_Moved(-6.2395), "−6.24 %"),
+        (_Moved(0.001), "0.00 %"),
+        (_Moved(5.7, Scale.POINTS), "+5.70 pp"),  # UDP loss 0 → 5.7 %: points, not a ratio
+        (_Moved(12.0, Scale.COUNT), "+12"),  # retransmits: counts
+        (_Moved(None), "from 0"),
+    ],
+)
+def test_a_change_is_shown_in_its_scale(moved: _Moved, shown: str) -> None:
+    assert change_text(cast(MetricResult, moved)) == shown

@@ -14,10 +14,18 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TextIO
 
-from perfbot.engine.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
+from perfbot.engine.compare import (
+    MOVED,
+    Comparison,
+    MetricResult,
+    PlatformResult,
+    Stats,
+    Verdict,
+)
 from perfbot.engine.escape import clean
 from perfbot.engine.render import format_number, headline
 from perfbot.engine.sides import SideReport
+from perfbot.model import Scale
 
 MAX_NAME = 80
 MINUS = "\u2212"
@@ -116,33 +124,45 @@ def _change(metric: MetricResult, comparison: Comparison) -> tuple[str, str, str
     """The change column, the verdict in words, and the colour of the row."""
     verdict = metric.verdict
     note = safe(metric.note, 120) if metric.note else ""
-    if metric.change_pct is None:
-        shown = "from 0" if verdict in (Verdict.REGRESSED, Verdict.IMPROVED) else ""
-    else:
-        shown = _signed(metric.change_pct)
+    shown = change_text(metric)
+    if metric.change_pct is None and verdict not in MOVED:
+        shown = ""
     if verdict is Verdict.REGRESSED and metric.beyond_tolerance:
         _, _, tolerance, _ = comparison.policy.resolve(metric.name)
         return shown, f"regressed, beyond {tolerance:g} % tolerance", _BOLD_RED
-    words = {
-        Verdict.REGRESSED: ("regressed", _YELLOW),
-        Verdict.IMPROVED: ("improved", _GREEN),
-        Verdict.UNCHANGED: ("", _DIM),
-        Verdict.NEW: ("new", None),
-        Verdict.MISSING: ("missing in head", _YELLOW),
-        Verdict.FAILED: ("failed", _RED),
-        Verdict.NOT_COMPARABLE: ("not comparable", None),
-    }
-    word, code = words[verdict]
+    # A verdict this table does not know yet (the noise-aware ones) is named as it is.
+    word, code = _WORDS.get(verdict, (str(verdict.value), _YELLOW))
     if note:
         word = f"{word}: {note}" if word else note
     return shown, word, code
 
 
-def _signed(change: float) -> str:
-    if round(change, 2) == 0:
-        return "0.00 %"
+_WORDS: dict[Verdict, tuple[str, str | None]] = {
+    Verdict.REGRESSED: ("regressed", _YELLOW),
+    Verdict.IMPROVED: ("improved", _GREEN),
+    Verdict.UNCHANGED: ("", _DIM),
+    Verdict.NEW: ("new", None),
+    Verdict.MISSING: ("missing in head", _YELLOW),
+    Verdict.FAILED: ("failed", _RED),
+    Verdict.NOT_COMPARABLE: ("not comparable", None),
+}
+
+
+def change_text(metric: MetricResult) -> str:
+    """The change in the metric's own terms: percent, percentage points or counts."""
+    change = metric.change_pct
+    if change is None:
+        return "from 0"
+    # A loss percentage moves in points and a counter in counts (Measurement.scale);
+    # a comparison without scales (older engines) is all ratios.
+    scale = getattr(metric, "scale", Scale.RATIO)
     sign = "+" if change > 0 else MINUS
-    return f"{sign}{abs(change):,.2f} %"
+    if scale == Scale.COUNT:
+        return "0" if change == 0 else f"{sign}{format_number(abs(change))}"
+    unit = " pp" if scale == Scale.POINTS else " %"
+    if round(change, 2) == 0:
+        return f"0.00{unit}"
+    return f"{sign}{abs(change):,.2f}{unit}"
 
 
 def run_table(side: SideReport, *, colour: bool = False) -> str:

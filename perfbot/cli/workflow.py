@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from perfbot.cli.terminal import change_text
 from perfbot.engine.compare import MOVED, Comparison, MetricResult, Verdict
 from perfbot.engine.escape import clean
 
@@ -56,7 +57,7 @@ def annotation_lines(comparison: Comparison) -> list[str]:
             if metric.verdict is Verdict.REGRESSED and metric.beyond_tolerance:
                 _, _, tolerance, _ = comparison.policy.resolve(metric.name)
                 message = (
-                    f"{platform.name}: {metric.name} regressed {_change(metric)} "
+                    f"{platform.name}: {metric.name} regressed {change_text(metric)} "
                     f"(beyond the {tolerance:g} % tolerance)"
                 )
                 lines.append(command("warning", message, f"{TITLE} regression ({platform.name})"))
@@ -69,14 +70,7 @@ def unavailable(reason: str) -> str:
 
 
 def _move(metric: MetricResult) -> str:
-    return f"{metric.name} {_change(metric)}"
-
-
-def _change(metric: MetricResult) -> str:
-    if metric.change_pct is None:
-        return "from 0"
-    sign = "+" if metric.change_pct > 0 else "\u2212"
-    return f"{sign}{abs(metric.change_pct):.2f} %"
+    return f"{metric.name} {change_text(metric)}"
 
 
 def append_job_summary(markdown: str, environ: Mapping[str, str] = os.environ) -> str | None:
