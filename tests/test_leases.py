@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
+from perfbot.app import jobs
+from perfbot.app import worker as worker_module
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.handlers import context
 from perfbot.app.handlers.context import Busy, JobContext
-from perfbot.app.worker import HANDLERS, Worker
+from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
 from perfbot.store.base import JobStatus, NewJob
 from perfbot.store.sqlite import SQLiteStore
@@ -82,6 +84,22 @@ class Runs:
         return [entry.split(" ", 1)[1] for entry in self.log if entry.startswith("start")]
 
 
+def handle_test_jobs(
+    monkeypatch: pytest.MonkeyPatch, handler: Callable[[JobContext, Any], Awaitable[str]]
+) -> None:
+    """Jobs of event ``test`` (any payload) go to ``handler``, as their payload."""
+    real_decode, real_handle = jobs.decode, worker_module.handle
+
+    def decode(kind: str, payload: str | bytes) -> Any:
+        return payload if kind == "test" else real_decode(kind, payload)
+
+    async def handle(ctx: JobContext, job: Any) -> str | None:
+        return await (handler(ctx, job) if isinstance(job, str) else real_handle(ctx, job))
+
+    monkeypatch.setattr(worker_module, "decode", decode)
+    monkeypatch.setattr(worker_module, "handle", handle)
+
+
 @pytest.fixture
 def test_handler(monkeypatch: pytest.MonkeyPatch) -> Runs:
     """A handler of event ``test`` that runs until ``release`` is set, recording each run."""
@@ -97,7 +115,7 @@ def test_handler(monkeypatch: pytest.MonkeyPatch) -> Runs:
         runs.log.append(f"finished {ctx.worker}")
         return "released"
 
-    monkeypatch.setitem(HANDLERS, "test", handler)
+    handle_test_jobs(monkeypatch, handler)
     return runs
 
 
@@ -254,7 +272,7 @@ async def test_cpu_work_in_a_thread_and_a_slow_call_keep_the_lease(
         await wait_for(holds(lambda: store.extended >= parsed + renewals_per_phase), 10)
         return f"renewed {store.extended} times"
 
-    monkeypatch.setitem(HANDLERS, "test", handler)
+    handle_test_jobs(monkeypatch, handler)
     world = World.create()
     github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
     metrics = Metrics()
@@ -361,7 +379,7 @@ async def test_a_handlers_reason_is_kept_as_one_bounded_line(
     async def handler(ctx: JobContext, payload: dict[str, Any]) -> str:
         return "ignored: workflow 'a\nb'\r\n  " + "x" * 1000
 
-    monkeypatch.setitem(HANDLERS, "test", handler)
+    handle_test_jobs(monkeypatch, handler)
     world = World.create()
     github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
     worker = worker_on(store, github, Metrics())

@@ -21,8 +21,9 @@ import pytest
 from dotenv import dotenv_values
 from githubkit_schemas.latest.models import AppManifestsCodeConversionsPostResponse201
 
+from perfbot.app.jobs import KINDS
 from perfbot.app.settings import Settings, SettingsError, load_env_file
-from perfbot.app.worker import HANDLERS, INSTALLATION_EVENTS
+from perfbot.app.worker import INSTALLATION_EVENTS
 from perfbot.cli import main
 from perfbot.github.manifest import EVENTS, PERMISSIONS, ManifestError, build_manifest
 from perfbot.github.setup import (
@@ -78,7 +79,7 @@ def test_manifest_asks_for_the_least_perfbot_needs() -> None:
     # What the service tests run with is exactly what the App asks for.
     assert manifest["default_permissions"] == dict(DEFAULT_PERMISSIONS)
     # Every event perfbot handles, except those GitHub sends every App unasked.
-    assert sorted(manifest["default_events"]) == sorted(set(HANDLERS) - INSTALLATION_EVENTS)
+    assert sorted(manifest["default_events"]) == sorted(set(KINDS) - INSTALLATION_EVENTS)
     assert manifest["default_events"] == [
         "check_run",
         "check_suite",

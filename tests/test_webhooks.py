@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from perfbot.app.handlers.workflow_run import Run
+from perfbot.app.jobs import WorkflowRunJob, decode, read_workflow_run
 from perfbot.app.triage import (
     SignatureMismatch,
     WebhookError,
@@ -66,8 +66,8 @@ def test_completed_pull_request_run_becomes_a_job() -> None:
         f"{body['repository']['id']}:{run['head_repository']['id']}:{run['head_branch']}"
     )
     assert job.installation_id == body["installation"]["id"]
-    # The queue keeps a slim payload, from which the handler reads the same run.
-    assert Run.from_payload(json.loads(job.payload)) == Run.from_payload(body)
+    # The queue keeps a slim job, from which the handler reads the same run.
+    assert decode("workflow_run", job.payload) == read_workflow_run(body)
     assert len(job.payload) < len(raw) / 3
 
 
@@ -108,8 +108,10 @@ def test_slim_payload_keeps_the_pull_request_hints() -> None:
     body["installation"] = {"id": 1}
     job = job_for(parse_delivery(headers("workflow_run"), json.dumps(body).encode()))
     assert job is not None
-    run = Run.from_payload(json.loads(job.payload))
-    assert run == Run.from_payload(body)
+    queued = decode("workflow_run", job.payload)
+    assert isinstance(queued, WorkflowRunJob)
+    run = queued.run
+    assert run == read_workflow_run(body).run
     assert run.hinted_pulls == (body["workflow_run"]["pull_requests"][0]["number"],)
 
 
@@ -156,12 +158,12 @@ def test_containers_where_scalars_belong_become_null() -> None:
     run["run_attempt"] = deep
     job = job_for(parse_delivery(headers("workflow_run"), json.dumps(body).encode()))
     assert job is not None
-    kept = json.loads(job.payload)
-    assert kept["workflow_run"]["head_sha"] is None
-    assert kept["workflow_run"]["name"] is None
-    assert kept["workflow_run"]["run_attempt"] is None
-    assert kept["installation"] == {"id": 1}
-    assert Run.from_payload(kept).head_sha == "None"  # matches no commit: proves no PR
+    kept = decode("workflow_run", job.payload)
+    assert isinstance(kept, WorkflowRunJob)
+    assert kept.run.workflow_name == ""  # as if GitHub had sent null
+    assert kept.run.attempt == 1
+    assert job.installation_id == 1
+    assert kept.run.head_sha == "None"  # matches no commit: proves no PR
 
 
 def test_a_utf8_byte_order_mark_is_refused_as_before() -> None:

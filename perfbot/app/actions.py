@@ -25,6 +25,7 @@ from pathlib import Path
 from perfbot.app.configcache import ConfigCache, FileSource
 from perfbot.app.handlers.context import JobContext
 from perfbot.app.handlers.workflow_run import on_workflow_run
+from perfbot.app.jobs import read_workflow_run
 from perfbot.app.repoconfig import ConfigResult
 from perfbot.github.installation import TokenSession
 from perfbot.github.transport import Transport
@@ -111,7 +112,7 @@ async def comment_for_run(
                         worker="perfbot-comment",
                         log=logging.LoggerAdapter(log, {"delivery": f"run-{job.run_id}"}),
                     )
-                    await on_workflow_run(ctx, payload)
+                    await on_workflow_run(ctx, read_workflow_run(payload))
                 finally:
                     await store.close()
             if store.written is None:

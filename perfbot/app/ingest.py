@@ -226,10 +226,8 @@ class WebhookEndpoint:
         if delivery.event == "ping":
             self._count(metrics, "ping", "ping")
             return _PONG
-        job = job_for(delivery)
-        repo = delivery.repository
-        if job is not None and repo is not None and settings.repo_disabled(repo):
-            job = None  # the operator denies the repository: not even a job to look at
+        # A repository the operator denies gets not even a job to look at.
+        job = job_for(delivery, settings.repo_disabled)
         fresh = await store.record_delivery(
             delivery.id, delivery.event, delivery.action, job, self._clock()
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
-from perfbot.app.triage import is_object
+from perfbot.app.jsonobject import is_object
 
 # The installation's fields that move when it is suspended or unsuspended.
 _TIME_FIELDS = ("updated_at", "suspended_at")

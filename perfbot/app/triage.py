@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import orjson
 import simdjson
 
-from perfbot.app.commands import parse_command
+from perfbot.app.jobs import (
+    WORKFLOW_RUN_ACTIONS,
+    AnyJob,
+    BadPayload,
+    encode,
+    operator_refusal,
+    person_command,
+    read_installation,
+    read_rerequest,
+    read_workflow_run,
+)
+from perfbot.app.jsonobject import JSONObject, is_object
 from perfbot.errors import PerfbotError
 from perfbot.store.base import NewJob
 
@@ -26,9 +36,6 @@ SIGNATURE_PREFIX = "sha256="
 _SIGNATURE_SHAPE = re.compile(r"sha256=[0-9a-fA-F]{64}")
 MALFORMED_SIGNATURE = "missing or malformed X-Hub-Signature-256 header"
 
-# workflow_run actions perfbot acts on: completed runs are compared; requested and
-# in_progress runs mark the shown numbers as belonging to the previous commit.
-WORKFLOW_RUN_ACTIONS = frozenset({"completed", "requested", "in_progress"})
 # Uninstalling perfbot, or removing repositories from it, drops their stored state.
 UNINSTALL_ACTIONS = frozenset(
     {("installation", "deleted"), ("installation_repositories", "removed")}
@@ -128,15 +135,6 @@ def parse_delivery(headers: Mapping[str, str], body: bytes) -> Delivery:
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 
-# What a JSON object parses to here: simdjson's lazy Object, or orjson's dict. Both answer
-# get(); neither is a Mapping at run time, so checks go through is_object().
-JSONObject = Mapping[str, Any]
-_OBJECT_TYPES = (dict, simdjson.Object)
-
-
-def is_object(value: object) -> TypeGuard[JSONObject]:
-    return isinstance(value, _OBJECT_TYPES)
-
 
 def _parse_object(body: bytes) -> JSONObject:
     """The body's JSON object; raises WebhookError. Both parsers refuse invalid UTF-8.
@@ -163,46 +161,50 @@ def _parse_object(body: bytes) -> JSONObject:
     return document
 
 
-def job_for(delivery: Delivery) -> NewJob | None:
-    """The job a delivery asks for, or None when perfbot has nothing to do with it."""
-    if delivery.event == "workflow_run" and delivery.action in WORKFLOW_RUN_ACTIONS:
-        return _workflow_run_job(delivery)
-    if delivery.event == "issue_comment" and delivery.action == "created":
-        return _issue_comment_job(delivery)
-    if delivery.event in ("check_run", "check_suite") and delivery.action == "rerequested":
-        return _rerequest_job(delivery)
-    if (delivery.event, delivery.action) in UNINSTALL_ACTIONS | SUSPENSION_ACTIONS:
-        return NewJob(
-            event=delivery.event,
-            payload=delivery.body,
-            serial_key=f"installation:{delivery.installation_id}",
-            installation_id=delivery.installation_id,
-        )
+def job_for(
+    delivery: Delivery, repo_disabled: Callable[[str], bool] = lambda _name: False
+) -> NewJob | None:
+    """The job a delivery asks for, or None when perfbot has nothing to do with it.
+
+    ``repo_disabled`` is the operator's deny list: a denied repository gets no job at all.
+    A delivery lacking a field GitHub always sets is no job either (nothing could run it).
+    """
+    if operator_refusal(repo_disabled, delivery.repository) is not None:
+        return None
+    try:
+        if delivery.event == "workflow_run" and delivery.action in WORKFLOW_RUN_ACTIONS:
+            return _workflow_run_job(delivery)
+        if delivery.event == "issue_comment" and delivery.action == "created":
+            return _issue_comment_job(delivery)
+        if delivery.event in ("check_run", "check_suite") and delivery.action == "rerequested":
+            return _rerequest_job(delivery)
+        if (delivery.event, delivery.action) in UNINSTALL_ACTIONS | SUSPENSION_ACTIONS:
+            return _queued(
+                delivery,
+                read_installation(delivery.event, delivery.payload),
+                f"installation:{delivery.installation_id}",
+            )
+    except BadPayload:
+        return None
     return None
+
+
+def _queued(delivery: Delivery, job: AnyJob, serial_key: str) -> NewJob:
+    return NewJob(
+        event=delivery.event,
+        payload=encode(job),
+        serial_key=serial_key,
+        installation_id=delivery.installation_id,
+    )
 
 
 def _issue_comment_job(delivery: Delivery) -> NewJob | None:
     """A new PR comment by a person that holds a command (edited comments are ignored)."""
-    issue = delivery.payload.get("issue")
-    comment = delivery.payload.get("comment")
-    repo = delivery.payload.get("repository")
-    if not is_object(issue) or not is_object(comment) or not is_object(repo):
-        return None
-    if not issue.get("pull_request") or not isinstance(issue.get("number"), int):
-        return None
-    user = comment.get("user")
-    if not is_object(user) or user.get("type") == "Bot":
-        return None
-    body = comment.get("body")
-    if not isinstance(body, str) or parse_command(body) is None:
+    job = person_command(delivery.payload)
+    if job is None:
         return None
     # The same key as the PR's other commands: two quick reruns run one after the other.
-    return NewJob(
-        event="issue_comment",
-        payload=delivery.body,
-        serial_key=f"{repo.get('id')}:pr:{issue['number']}",
-        installation_id=delivery.installation_id,
-    )
+    return _queued(delivery, job, f"{job.repo.id}:pr:{job.number}")
 
 
 def _rerequest_job(delivery: Delivery) -> NewJob | None:
@@ -218,12 +220,7 @@ def _rerequest_job(delivery: Delivery) -> NewJob | None:
         if len(numbers) == 1
         else f"{repo.get('id')}:sha:{subject.get('head_sha')}"
     )
-    return NewJob(
-        event=delivery.event,
-        payload=delivery.body,
-        serial_key=key,
-        installation_id=delivery.installation_id,
-    )
+    return _queued(delivery, read_rerequest(delivery.event, delivery.payload), key)
 
 
 def _workflow_run_job(delivery: Delivery) -> NewJob | None:
@@ -242,16 +239,12 @@ def _workflow_run_job(delivery: Delivery) -> NewJob | None:
         f"{_scalar(repo.get('id'))}:{_scalar(head_repo.get('id'))}"
         f":{_scalar(run.get('head_branch'))}"
     )
-    return NewJob(
-        event="workflow_run",
-        payload=_dumps(_slim_workflow_run(delivery, run, repo, head_repo)),
-        serial_key=key,
-        installation_id=delivery.installation_id,
-    )
+    job = read_workflow_run(_slim_workflow_run(delivery, run, repo, head_repo))
+    return _queued(delivery, job, key)
 
 
-# The workflow_run fields its handler reads. A delivery is 20-30 KB, mostly repository
-# and actor details; the queue keeps only these, so ingest writes a tenth of the bytes.
+# The workflow_run fields its job keeps. A delivery is 20-30 KB, mostly repository and
+# actor details; the job holds only these, so ingest writes a tenth of the bytes.
 _RUN_FIELDS = (
     "id",
     "run_attempt",
@@ -270,8 +263,8 @@ _RUN_FIELDS = (
 def _slim_workflow_run(
     delivery: Delivery, run: JSONObject, repo: JSONObject, head_repo: JSONObject
 ) -> dict[str, Any]:
-    """The fields the handler reads, each a JSON scalar (a container where GitHub sends a
-    scalar becomes null, which the handler refuses as it would any unusable field)."""
+    """The fields the job reads, each a JSON scalar (a container where GitHub sends a
+    scalar becomes null, which the job refuses as it would any unusable field)."""
     owner = repo.get("owner")
     run_repo = run.get("repository")
     pulls = [
@@ -305,11 +298,3 @@ def _base_repo_id(pull: JSONObject) -> Any:
     base = pull.get("base")
     repo = base.get("repo") if is_object(base) else None
     return _scalar(repo.get("id")) if is_object(repo) else None
-
-
-def _dumps(value: dict[str, Any]) -> str:
-    """JSON text of a job payload: orjson on the hot path, json for what orjson refuses."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
-        return json.dumps(value)

@@ -5,19 +5,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 import os
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
 
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
 from perfbot.app.handlers.context import JobContext
-from perfbot.app.handlers.workflow_run import BadPayload, on_workflow_run
+from perfbot.app.handlers.workflow_run import on_workflow_run
+from perfbot.app.jobs import (
+    AnyJob,
+    BadPayload,
+    InstallationJob,
+    IssueCommentJob,
+    RerequestJob,
+    WorkflowRunJob,
+    decode,
+)
 from perfbot.app.settings import DEFAULT_LEASE_SECONDS
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import GitHubError, RateLimited
@@ -28,17 +35,22 @@ from perfbot.support.retry import MAX_ATTEMPTS, retry_delay
 
 log = logging.getLogger("perfbot.worker")
 
-# A handler returns how its job ended, in one line ("ignored: ...", "comment 12 on PR 7 is
-# up to date"); the worker records it with the job, so an absence can be told from a crash.
-Handler = Callable[[JobContext, dict[str, Any]], Awaitable[str | None]]
-HANDLERS: dict[str, Handler] = {
-    "workflow_run": on_workflow_run,
-    "issue_comment": on_issue_comment,
-    "check_run": on_check_rerequested,
-    "check_suite": on_check_rerequested,
-    "installation": on_installation,
-    "installation_repositories": on_installation,
-}
+
+async def handle(ctx: JobContext, job: AnyJob) -> str | None:
+    """Run ``job``'s handler. A handler returns how its job ended, in one line ("ignored:
+    ...", "comment 12 on PR 7 is up to date"); the worker records it with the job, so an
+    absence can be told from a crash."""
+    match job:
+        case WorkflowRunJob():
+            return await on_workflow_run(ctx, job)
+        case IssueCommentJob():
+            return await on_issue_comment(ctx, job)
+        case RerequestJob():
+            return await on_check_rerequested(ctx, job)
+        case InstallationJob():
+            return await on_installation(ctx, job)
+
+
 # Events that change the installation itself: handled even while it is suspended.
 INSTALLATION_EVENTS = frozenset({"installation", "installation_repositories"})
 LEASE_SECONDS = DEFAULT_LEASE_SECONDS
@@ -195,7 +207,6 @@ class Worker:
     async def _run(
         self, job: Job, owner: str, job_log: logging.LoggerAdapter[logging.Logger]
     ) -> str:
-        handler = HANDLERS.get(job.event)
         if job.attempts > MAX_ATTEMPTS:
             # Every failure that is caught gives up at MAX_ATTEMPTS (retry_delay), so the
             # runs before this claim ended with no outcome at all: their process died (a
@@ -210,8 +221,8 @@ class Worker:
                 job_log,
             )
         try:
-            if handler is None:
-                raise BadPayload(f"no handler for event {job.event!r}")
+            # Read first: a job this perfbot cannot read fails before any other work.
+            typed = decode(job.event, job.payload)
             if job.installation_id is None:
                 raise BadPayload("the delivery names no installation")
             if job.event not in INSTALLATION_EVENTS and await self._store.is_suspended(
@@ -235,8 +246,8 @@ class Worker:
                 log=job_log,
             )
             async with ctx.installation:
-                reason = await handler(ctx, json.loads(job.payload))
-        except (BadPayload, json.JSONDecodeError) as exc:
+                reason = await handle(ctx, typed)
+        except BadPayload as exc:
             return await self._give_up(job, owner, str(exc), job_log)
         except RateLimited as exc:
             return await self._retry(job, owner, str(exc), job_log, exc.retry_after)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
-from typing import Any
 
-from perfbot.app.commands import HELP_TEXT, parse_command
+from perfbot.app.commands import HELP_TEXT
 from perfbot.app.handlers.context import JobContext
-from perfbot.app.handlers.workflow_run import BadPayload, publish
+from perfbot.app.handlers.workflow_run import publish
+from perfbot.app.jobs import InstallationJob, IssueCommentJob, Repository, RerequestJob
 from perfbot.app.repoconfig import ConfigResult
-from perfbot.app.suspension import event_time
 from perfbot.engine.escape import code
 from perfbot.github.errors import GitHubError
 from perfbot.github.types import ROLES, PullInfo, Reaction, WorkflowRunInfo
@@ -59,48 +58,16 @@ class RunChoice:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Repository:
-    id: int
-    owner: str
-    name: str
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.owner}/{self.name}"
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> Repository:
-        try:
-            repo = payload["repository"]
-            return cls(int(repo["id"]), str(repo["owner"]["login"]), str(repo["name"]))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise BadPayload(f"delivery without a usable repository ({exc})") from None
-
-
 def role_at_least(role: str, minimum: str) -> bool:
     """Whether ``role`` ranks at or above ``minimum`` (unknown roles rank as none)."""
     rank = {name: index for index, name in enumerate(ROLES)}
     return rank.get(role, 0) >= rank.get(minimum, len(ROLES))
 
 
-async def on_issue_comment(ctx: JobContext, payload: dict[str, Any]) -> str:
-    repo = Repository.from_payload(payload)
-    try:
-        issue, comment = payload["issue"], payload["comment"]
-        number, comment_id = int(issue["number"]), int(comment["id"])
-        login, user_type = str(comment["user"]["login"]), comment["user"].get("type")
-        body = str(comment.get("body") or "")
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BadPayload(f"issue_comment delivery without a usable {exc}") from None
-    command = parse_command(body)
-    if (
-        payload.get("action") != "created"
-        or not issue.get("pull_request")
-        or user_type == "Bot"
-        or command is None
-    ):
-        return f"ignored: comment {comment_id} is no new command on a PR"
+async def on_issue_comment(ctx: JobContext, job: IssueCommentJob) -> str:
+    """A person's command on a PR (``perfbot.app.jobs.person_command`` decided it is one)."""
+    repo, number, comment_id, login = job.repo, job.number, job.comment_id, job.login
+    command = job.command
     config = await _enabled_config(ctx, repo)
     if isinstance(config, str):
         return config
@@ -167,20 +134,11 @@ async def _react(
     return ctx.ended(f"{reason}; reacted {content}")
 
 
-async def on_check_rerequested(ctx: JobContext, payload: dict[str, Any]) -> str:
+async def on_check_rerequested(ctx: JobContext, job: RerequestJob) -> str:
     """``check_run`` / ``check_suite`` ``rerequested``: the same path as ``/perfbot rerun``."""
-    repo = Repository.from_payload(payload)
-    kind = "check_run" if "check_run" in payload else "check_suite"
-    try:
-        subject = payload[kind]
-        app_id = (subject.get("app") or {}).get("id")
-        head_sha = str(subject["head_sha"])
-        sender = payload["sender"]
-        login, sender_type = str(sender["login"]), sender.get("type")
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise BadPayload(f"{kind} delivery without a usable {exc}") from None
-    if payload.get("action") != "rerequested" or app_id != ctx.app_id or sender_type == "Bot":
-        return ctx.ended(f"ignored: {kind} not of this app, or not a person's re-request")
+    repo, head_sha, login = job.repo, job.head_sha, job.login
+    if job.app_id != ctx.app_id or job.by_bot:
+        return ctx.ended(f"ignored: {job.event} not of this app, or not a person's re-request")
     config = await _enabled_config(ctx, repo)
     if isinstance(config, str):
         return config
@@ -198,11 +156,9 @@ async def on_check_rerequested(ctx: JobContext, payload: dict[str, Any]) -> str:
     return ctx.ended(outcome.reason)
 
 
-async def on_installation(ctx: JobContext, payload: dict[str, Any]) -> str:
+async def on_installation(ctx: JobContext, job: InstallationJob) -> str:
     """``installation`` suspend / unsuspend / deleted, ``installation_repositories`` removed."""
-    action = payload.get("action")
-    installation = payload.get("installation") or {}
-    installation_id = installation.get("id") if isinstance(installation, dict) else None
+    action, installation_id = job.action, job.installation_id
     reason = f"installation {installation_id}: {action} (nothing to do)"
     if action in ("suspend", "unsuspend", "deleted") and isinstance(installation_id, int):
         # A deleted installation is never installed again under the same id: recorded
@@ -214,13 +170,13 @@ async def on_installation(ctx: JobContext, payload: dict[str, Any]) -> str:
             installation_id,
             wanted,
             ctx.now(),
-            event_time(installation),
+            job.event_time,
             final=action == "deleted",
         )
         outcome = "" if suspended == wanted else " ignored: a newer event is recorded"
         reason = ctx.ended(f"installation {installation_id}: {action}{outcome}")
     if action in ("deleted", "removed"):
-        reason = f"{reason}; {await on_uninstalled(ctx, payload)}"
+        reason = f"{reason}; {await on_uninstalled(ctx, job.forget_repository_ids)}"
     if action == "deleted" and isinstance(installation_id, int):
         # Also what its repositories measured that the payload does not list (an
         # installation on all repositories lists none).
@@ -229,20 +185,11 @@ async def on_installation(ctx: JobContext, payload: dict[str, Any]) -> str:
     return reason
 
 
-async def on_uninstalled(ctx: JobContext, payload: dict[str, Any]) -> str:
+async def on_uninstalled(ctx: JobContext, ids: tuple[int, ...]) -> str:
     """``installation`` deleted / ``installation_repositories`` removed: forget their PRs
     and their measurements."""
-    if "repositories_removed" in payload:
-        repositories = payload.get("repositories_removed")
-    else:
-        repositories = payload.get("repositories")
-    ids = [
-        repo["id"]
-        for repo in repositories or []
-        if isinstance(repo, dict) and isinstance(repo.get("id"), int)
-    ]
     if ids:
-        await ctx.store.forget_repositories(ids)
+        await ctx.store.forget_repositories(list(ids))
     return ctx.ended(f"forgot the pull requests of {len(ids)} repositories")
 
 

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from perfbot.app.configcache import ConfigCache
+from perfbot.app.jobs import operator_refusal
 from perfbot.github.errors import GitHubUnavailable
 from perfbot.github.installation import Installation
 from perfbot.github.types import PullInfo
@@ -63,8 +64,9 @@ class JobContext:
         installation_id = self.installation_id
         if installation_id is not None and await self.store.is_suspended(installation_id):
             return f"installation {installation_id} is suspended or uninstalled"
-        if self.repo_disabled(full_name):
-            return f"the operator disabled {full_name}"
+        refused = operator_refusal(self.repo_disabled, full_name)
+        if refused is not None:
+            return refused
         config = await self.configs.get(self.installation, owner, name)
         if config.excluded_by_org:
             return f"{owner}/.github excludes {name}"

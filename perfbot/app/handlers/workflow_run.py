@@ -17,8 +17,9 @@ from perfbot.app.artifacts import (
 )
 from perfbot.app.comment import compose, upsert_comment
 from perfbot.app.handlers.context import JobContext
+from perfbot.app.jobs import Run, WorkflowRunJob
 from perfbot.app.measurements import record_report_measurements
-from perfbot.app.pullproof import RunIdentity, prove_pull
+from perfbot.app.pullproof import prove_pull
 from perfbot.app.repoconfig import ConfigResult
 from perfbot.engine import platforms
 from perfbot.engine.compare import Verdict, compare
@@ -56,80 +57,8 @@ class Report:
     sides: tuple[SideReport, SideReport] | None = None
 
 
-class BadPayload(ValueError):
-    """The delivery lacks a field every real workflow_run delivery has."""
-
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    """The fields of a workflow_run delivery perfbot relies on (all set by GitHub)."""
-
-    id: int
-    attempt: int
-    number: int
-    event: str
-    status: str
-    conclusion: str | None
-    head_sha: str
-    head_branch: str
-    head_repo_id: int | None
-    run_repo_id: int
-    repo_id: int
-    owner: str
-    name: str
-    workflow_name: str
-    workflow_path: str
-    html_url: str
-    hinted_pulls: tuple[int, ...]
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.owner}/{self.name}"
-
-    @property
-    def identity(self) -> RunIdentity:
-        return RunIdentity(self.repo_id, self.head_sha, self.head_repo_id)
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> Run:
-        try:
-            run, repo = payload["workflow_run"], payload["repository"]
-            head_repo = run.get("head_repository") or {}
-            return cls(
-                id=int(run["id"]),
-                attempt=int(run.get("run_attempt") or 1),
-                number=int(run.get("run_number") or 0),
-                event=str(run["event"]),
-                status=str(run.get("status") or ""),
-                conclusion=run.get("conclusion"),
-                head_sha=str(run["head_sha"]),
-                head_branch=str(run.get("head_branch") or ""),
-                head_repo_id=head_repo.get("id"),
-                run_repo_id=int((run.get("repository") or {}).get("id") or 0),
-                repo_id=int(repo["id"]),
-                owner=str(repo["owner"]["login"]),
-                name=str(repo["name"]),
-                workflow_name=str(run.get("name") or ""),
-                workflow_path=str(run.get("path") or ""),
-                html_url=str(run.get("html_url") or ""),
-                hinted_pulls=tuple(_same_repo_pulls(run, int(repo["id"]))),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise BadPayload(f"workflow_run delivery without a usable {exc}") from None
-
-
-def _same_repo_pulls(run: dict[str, Any], repo_id: int) -> list[int]:
-    # GitHub lists PRs whose head *or branch* matches; only this repository's count.
-    numbers = []
-    for pull in run.get("pull_requests") or []:
-        base = ((pull or {}).get("base") or {}).get("repo") or {}
-        if base.get("id") == repo_id and isinstance(pull.get("number"), int):
-            numbers.append(pull["number"])
-    return numbers
-
-
-async def on_workflow_run(ctx: JobContext, payload: dict[str, Any]) -> str:
-    run = Run.from_payload(payload)
+async def on_workflow_run(ctx: JobContext, job: WorkflowRunJob) -> str:
+    run = job.run
     if run.event != "pull_request" or run.run_repo_id != run.repo_id:
         return ctx.ended(f"ignored: run {run.id} is not a pull_request run of this repository")
     refused = await ctx.write_refused(run.owner, run.name)
@@ -138,7 +67,7 @@ async def on_workflow_run(ctx: JobContext, payload: dict[str, Any]) -> str:
     config = await ctx.configs.get(ctx.installation, run.owner, run.name)
     if not config.config.matches_workflow(run.workflow_name, run.workflow_path):
         return ctx.ended(f"ignored: workflow {run.workflow_name!r} is not a configured measurement")
-    if payload.get("action") == "completed":
+    if job.completed:
         return await _on_completed(ctx, run, config)
     return await _on_started(ctx, run, config)
 

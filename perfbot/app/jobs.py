@@ -1,0 +1,446 @@
+"""The job contract: what triage puts on the queue, and what a handler receives.
+
+One frozen dataclass per kind of job (``KINDS``: the queue's ``event`` column names it).
+``encode(job)`` is the JSON text the queue stores (``NewJob.payload``); ``decode(kind,
+text)`` gives the dataclass back, or raises ``BadPayload`` saying why it cannot (the
+worker then ends the job FAILED with that sentence, at once: no retry helps).
+
+Versions, counted per kind (``version`` on each class):
+
+- 1, the previous release: no ``version`` field. ``workflow_run`` jobs held triage's slim
+  copy of the delivery, the others the whole webhook body. ``decode`` still reads both
+  (and a full webhook body of any kind), so jobs queued before an upgrade still run.
+- 2, this release: ``{"version": 2, ...the dataclass's fields}``, plain JSON.
+
+A version newer than this code knows is refused with a sentence naming it: a job queued
+by a newer perfbot, found after a downgrade, ends FAILED rather than run half-understood.
+
+The filters more than one place applies live here too: the operator's deny list
+(``operator_refusal``) and "a person's command on a pull request" (``person_command``).
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, ClassVar, Literal, TypeGuard, Union, get_args, get_origin, get_type_hints
+
+import orjson
+
+from perfbot.app.commands import Command, parse_command
+from perfbot.app.jsonobject import JSONObject, is_array, is_object
+from perfbot.app.pullproof import RunIdentity
+from perfbot.app.suspension import event_time
+from perfbot.errors import PerfbotError
+
+# workflow_run actions perfbot acts on: completed runs are compared; requested and
+# in_progress runs mark the shown numbers as belonging to the previous commit.
+WORKFLOW_RUN_ACTIONS = frozenset({"completed", "requested", "in_progress"})
+
+LEGACY_VERSION = 1  # a payload without a version field
+
+
+class BadPayload(PerfbotError, ValueError):
+    """A job this perfbot cannot run as queued: it ends FAILED with this sentence."""
+
+
+class UnknownJob(BadPayload):
+    """The queue holds a kind of job no handler takes."""
+
+
+class JobTooNew(BadPayload):
+    """The job was queued by a newer perfbot, in a version of its kind this one lacks."""
+
+
+# --- the jobs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    """The repository a delivery is about."""
+
+    id: int
+    owner: str
+    name: str
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The fields of a workflow run perfbot relies on (all set by GitHub)."""
+
+    id: int
+    attempt: int
+    number: int
+    event: str
+    status: str
+    conclusion: str | None
+    head_sha: str
+    head_branch: str
+    head_repo_id: int | None
+    run_repo_id: int
+    repo_id: int
+    owner: str
+    name: str
+    workflow_name: str
+    workflow_path: str
+    html_url: str
+    hinted_pulls: tuple[int, ...]  # PRs of this repository GitHub lists for the run
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    @property
+    def identity(self) -> RunIdentity:
+        return RunIdentity(self.repo_id, self.head_sha, self.head_repo_id)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowRunJob:
+    """A pull request's workflow run completed (compare it), or started (mark it stale)."""
+
+    version: ClassVar[int] = 2
+    action: str  # one of WORKFLOW_RUN_ACTIONS
+    run: Run
+
+    @property
+    def completed(self) -> bool:
+        return self.action == "completed"
+
+
+@dataclass(frozen=True, slots=True)
+class IssueCommentJob:
+    """A person's new comment on a pull request holding a ``/perfbot`` command."""
+
+    version: ClassVar[int] = 2
+    repo: Repository
+    number: int  # the pull request's
+    comment_id: int
+    login: str
+    command: Command
+
+
+@dataclass(frozen=True, slots=True)
+class RerequestJob:
+    """Someone pressed "Re-run" on a check run (``check_run``) or a whole suite."""
+
+    version: ClassVar[int] = 2
+    event: Literal["check_run", "check_suite"]
+    repo: Repository
+    app_id: int | None  # the app whose check it is: perfbot acts only on its own
+    head_sha: str
+    login: str
+    by_bot: bool
+
+
+@dataclass(frozen=True, slots=True)
+class InstallationJob:
+    """``installation`` suspend / unsuspend / deleted, ``installation_repositories`` removed."""
+
+    version: ClassVar[int] = 2
+    event: Literal["installation", "installation_repositories"]
+    action: str
+    installation_id: int | None
+    event_time: float | None  # GitHub's time of the change (see perfbot.app.suspension)
+    forget_repository_ids: tuple[int, ...]  # of deleted / removed: their PRs are forgotten
+
+
+AnyJob = WorkflowRunJob | IssueCommentJob | RerequestJob | InstallationJob
+
+# The queue's event column → the job's class.
+KINDS: dict[str, type[AnyJob]] = {
+    "workflow_run": WorkflowRunJob,
+    "issue_comment": IssueCommentJob,
+    "check_run": RerequestJob,
+    "check_suite": RerequestJob,
+    "installation": InstallationJob,
+    "installation_repositories": InstallationJob,
+}
+
+
+# --- the filters ----------------------------------------------------------------------------
+
+
+def operator_refusal(repo_disabled: Callable[[str], bool], full_name: str | None) -> str | None:
+    """Why the operator's deny list (``PERFBOT_DISABLED_REPOS``) keeps perfbot off
+    ``full_name``, or None. Asked at ingest (no job at all) and before every write."""
+    if full_name is not None and repo_disabled(full_name):
+        return f"the operator disabled {full_name}"
+    return None
+
+
+def person_command(payload: JSONObject) -> IssueCommentJob | None:
+    """The job of an ``issue_comment`` delivery when it is a person's new comment on a pull
+    request holding a command; None for anything else (an edit, an issue, a bot, no
+    command, or a field GitHub always sets missing)."""
+    issue = payload.get("issue")
+    comment = payload.get("comment")
+    if payload.get("action") != "created" or not is_object(issue) or not is_object(comment):
+        return None
+    number, comment_id = issue.get("number"), comment.get("id")
+    if not issue.get("pull_request") or not _is_int(number) or not _is_int(comment_id):
+        return None
+    user = comment.get("user")
+    if not is_object(user) or user.get("type") == "Bot" or not isinstance(user.get("login"), str):
+        return None
+    body = comment.get("body")
+    command = parse_command(body) if isinstance(body, str) else None
+    try:
+        repo = _repository(payload)
+    except BadPayload:
+        return None
+    if command is None:
+        return None
+    return IssueCommentJob(repo, number, comment_id, user["login"], command)
+
+
+# --- encoding -------------------------------------------------------------------------------
+
+
+def encode(job: AnyJob) -> str:
+    """The JSON text the queue stores for ``job``: its version and its fields."""
+    document = {"version": job.version, **_plain(job)}
+    try:
+        return orjson.dumps(document).decode()
+    except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
+        return json.dumps(document)
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def decode(kind: str, payload: str | bytes) -> AnyJob:
+    """The job the queue holds as ``payload`` for a job of ``kind``; raises BadPayload."""
+    cls = KINDS.get(kind)
+    if cls is None:
+        raise UnknownJob(f"no handler for event {kind!r}")
+    try:
+        document = json.loads(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise BadPayload(f"the {kind} job's payload is not JSON ({exc})") from None
+    if not isinstance(document, dict):
+        raise BadPayload(f"the {kind} job's payload is not a JSON object")
+    version = document.get("version", LEGACY_VERSION)
+    if not _is_int(version) or version < LEGACY_VERSION:
+        raise BadPayload(f"the {kind} job's payload has no usable version ({_shown(version)})")
+    if version > cls.version:
+        raise JobTooNew(
+            f"job payload version {version} is newer than this perfbot (knows "
+            f"{LEGACY_VERSION}–{cls.version} of {kind}): upgrade, or it is dropped"
+        )
+    if version == LEGACY_VERSION:
+        return _read_legacy(kind, document)
+    fields_only = {key: value for key, value in document.items() if key != "version"}
+    job: AnyJob = _build(cls, fields_only, f"the {kind} job")
+    if isinstance(job, RerequestJob | InstallationJob) and job.event != kind:
+        raise BadPayload(f"the {kind} job's payload is a {job.event} job")
+    return job
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+# --- version 1: the previous release's payloads, or a webhook body ----------------------------
+
+
+def _read_legacy(kind: str, payload: JSONObject) -> AnyJob:
+    if kind == "workflow_run":
+        return read_workflow_run(payload)
+    if kind == "issue_comment":
+        job = person_command(payload)
+        if job is None:
+            raise BadPayload("the issue_comment job is no person's new command on a pull request")
+        return job
+    if kind in ("check_run", "check_suite"):
+        return read_rerequest(kind, payload)
+    return read_installation(kind, payload)
+
+
+def read_workflow_run(payload: JSONObject) -> WorkflowRunJob:
+    """A ``workflow_run`` delivery (or triage's slim copy of one) as its job."""
+    action = payload.get("action")
+    if action not in WORKFLOW_RUN_ACTIONS:
+        raise BadPayload(f"workflow_run delivery with the action {_shown(action)}")
+    try:
+        run, repo = payload["workflow_run"], payload["repository"]
+        head_repo = run.get("head_repository") or {}
+        repo_id = int(repo["id"])
+        conclusion = run.get("conclusion")
+        head_repo_id = head_repo.get("id")
+        return WorkflowRunJob(
+            action,
+            Run(
+                id=int(run["id"]),
+                attempt=int(run.get("run_attempt") or 1),
+                number=int(run.get("run_number") or 0),
+                event=str(run["event"]),
+                status=str(run.get("status") or ""),
+                conclusion=conclusion if isinstance(conclusion, str) else None,
+                head_sha=str(run["head_sha"]),
+                head_branch=str(run.get("head_branch") or ""),
+                # Anything but a number matches no PR's head repository, as None does.
+                head_repo_id=head_repo_id if _is_int(head_repo_id) else None,
+                run_repo_id=int((run.get("repository") or {}).get("id") or 0),
+                repo_id=repo_id,
+                owner=str(repo["owner"]["login"]),
+                name=str(repo["name"]),
+                workflow_name=str(run.get("name") or ""),
+                workflow_path=str(run.get("path") or ""),
+                html_url=str(run.get("html_url") or ""),
+                hinted_pulls=_same_repo_pulls(run, repo_id),
+            ),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BadPayload(f"workflow_run delivery without a usable {exc}") from None
+
+
+def _same_repo_pulls(run: JSONObject, repo_id: int) -> tuple[int, ...]:
+    # GitHub lists PRs whose head *or branch* matches; only this repository's count.
+    numbers = []
+    for pull in run.get("pull_requests") or []:
+        base = ((pull or {}).get("base") or {}).get("repo") or {}
+        if base.get("id") == repo_id and _is_int(pull.get("number")):
+            numbers.append(pull["number"])
+    return tuple(numbers)
+
+
+def read_rerequest(kind: str, payload: JSONObject) -> RerequestJob:
+    """A ``check_run`` / ``check_suite`` ``rerequested`` delivery as its job."""
+    if kind not in ("check_run", "check_suite"):
+        raise UnknownJob(f"no handler for event {kind!r}")
+    event: Literal["check_run", "check_suite"] = (
+        "check_run" if kind == "check_run" else "check_suite"
+    )
+    repo = _repository(payload)
+    if payload.get("action") != "rerequested":
+        raise BadPayload(f"{kind} delivery with the action {_shown(payload.get('action'))}")
+    try:
+        subject = payload[kind]
+        app_id = (subject.get("app") or {}).get("id")
+        head_sha = str(subject["head_sha"])
+        sender = payload["sender"]
+        login, sender_type = str(sender["login"]), sender.get("type")
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise BadPayload(f"{kind} delivery without a usable {exc}") from None
+    return RerequestJob(
+        event,
+        repo,
+        app_id if _is_int(app_id) else None,
+        head_sha,
+        login,
+        by_bot=sender_type == "Bot",
+    )
+
+
+def read_installation(kind: str, payload: JSONObject) -> InstallationJob:
+    """An ``installation`` or ``installation_repositories`` delivery as its job."""
+    if kind not in ("installation", "installation_repositories"):
+        raise UnknownJob(f"no handler for event {kind!r}")
+    event: Literal["installation", "installation_repositories"] = (
+        "installation" if kind == "installation" else "installation_repositories"
+    )
+    action = payload.get("action")
+    if not isinstance(action, str):
+        raise BadPayload(f"{kind} delivery with the action {_shown(action)}")
+    installation = payload.get("installation")
+    installation_id = installation.get("id") if is_object(installation) else None
+    if "repositories_removed" in payload:
+        repositories = payload.get("repositories_removed")
+    else:
+        repositories = payload.get("repositories")
+    ids = (
+        tuple(repo["id"] for repo in repositories if is_object(repo) and _is_int(repo.get("id")))
+        if is_array(repositories) and action in ("deleted", "removed")
+        else ()
+    )
+    return InstallationJob(
+        event,
+        action,
+        installation_id if _is_int(installation_id) else None,
+        event_time(installation),
+        ids,
+    )
+
+
+def _repository(payload: JSONObject) -> Repository:
+    try:
+        repo = payload["repository"]
+        return Repository(int(repo["id"]), str(repo["owner"]["login"]), str(repo["name"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadPayload(f"delivery without a usable repository ({exc})") from None
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# --- version 2: the dataclass's own fields, checked against their types ----------------------
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _build(cls: type[Any], document: object, where: str) -> Any:
+    if not isinstance(document, dict):
+        raise BadPayload(f"{where} is not a JSON object")
+    names = [f.name for f in fields(cls)]
+    missing = [name for name in names if name not in document]
+    unknown = sorted(set(document) - set(names))
+    if missing or unknown:
+        problems = [f"lacks {', '.join(missing)}"] if missing else []
+        problems += [f"has unknown {', '.join(unknown)}"] if unknown else []
+        raise BadPayload(f"{where}'s payload {' and '.join(problems)}")
+    hints = _hints(cls)
+    return cls(**{name: _value(hints[name], document[name], f"{where}'s {name}") for name in names})
+
+
+def _value(hint: Any, value: object, where: str) -> Any:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        for option in get_args(hint):
+            try:
+                return _value(option, value, where)
+            except BadPayload:
+                continue
+        raise BadPayload(f"{where} is {_shown(value)}, not a {_named(hint)}")
+    if origin is Literal:
+        if value in get_args(hint) and isinstance(value, str):
+            return value
+        raise BadPayload(f"{where} is {_shown(value)}, not one of {list(get_args(hint))}")
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise BadPayload(f"{where} is {_shown(value)}, not a list")
+        (item,) = {arg for arg in get_args(hint) if arg is not Ellipsis}
+        return tuple(_value(item, element, where) for element in value)
+    if is_dataclass(hint) and isinstance(hint, type):
+        return _build(hint, value, where)
+    if hint is type(None) and value is None:
+        return None
+    if hint is float and (_is_int(value) or isinstance(value, float)):
+        return float(value)
+    if hint in (int, str, bool) and type(value) is hint:
+        return value
+    raise BadPayload(f"{where} is {_shown(value)}, not a {_named(hint)}")
+
+
+def _named(hint: Any) -> str:
+    return " or ".join(getattr(arg, "__name__", str(arg)) for arg in (get_args(hint) or (hint,)))
