@@ -27,6 +27,7 @@ bench: setup
 	.venv/bin/python bench/sweep.py
 	.venv/bin/python bench/held_bodies.py
 	.venv/bin/python bench/zip_names.py
+	.venv/bin/python bench/measurements.py
 	.venv/bin/python bench/signal_noise.py
 
 # Switches each safeguard off in turn (in a copy of the checkout) and checks the suite fails.
