@@ -1,12 +1,59 @@
-"""The exception tree of perfbot.
+"""The exception tree of perfbot: every exception it defines descends from PerfbotError.
 
-    PerfbotError
-    └── ReportError                 a report file could not be used
-        ├── ParseError              the file is in a known format but broken (path, format, reason)
-        └── UnknownFormat           no parser recognised the file (path)
+    PerfbotError                              perfbot.errors
+    ├── ReportError (ValueError)              perfbot.errors
+    │   ├── ParseError                        perfbot.errors
+    │   └── UnknownFormat                     perfbot.errors
+    ├── GitHubError                           perfbot.github.errors
+    │   ├── GitHubUnavailable                 perfbot.github.errors             retryable
+    │   ├── RateLimited                       perfbot.github.errors             retryable
+    │   ├── AuthFailed                        perfbot.github.errors             retryable
+    │   └── ArtifactGone                      perfbot.github.errors
+    ├── DatabaseUnavailable (RuntimeError)    perfbot.store.postgres            retryable
+    ├── SchemaTooNew (RuntimeError)           perfbot.store._migrations
+    ├── Lost                                  perfbot.support.keepalive
+    ├── PullLocked                            perfbot.app.handlers.context      retryable
+    ├── BadPayload (ValueError)               perfbot.app.jobs
+    │   ├── UnknownJob                        perfbot.app.jobs
+    │   └── JobTooNew                         perfbot.app.jobs
+    ├── ArtifactError                         perfbot.app.artifacts
+    ├── SettingsError                         perfbot.app.settings
+    ├── WebhookError                          perfbot.app.triage
+    │   ├── SignatureMismatch                 perfbot.app.triage
+    │   ├── PayloadTooLarge                   perfbot.app.triage
+    │   ├── BodyTimeout                       perfbot.app.triage
+    │   └── Busy                              perfbot.app.triage
+    ├── SetupError                            perfbot.github.setup
+    ├── ManifestError (ValueError)            perfbot.github.manifest
+    └── UsageError                            perfbot.cli.usage
+
+What each means:
+
+- ReportError: a report file could not be used; ParseError: it is in a known format but
+  broken (path, format, reason); UnknownFormat: no parser recognised it (path).
+- GitHubError: a GitHub call failed (``status``: GitHub's answer, if any). Unavailable is
+  a 5xx, a timeout or a lost connection; RateLimited carries ``retry_after``; AuthFailed
+  is a 401 (retried so deliveries outlive a credentials fix); ArtifactGone a 404/410.
+- DatabaseUnavailable: PostgreSQL could not be reached or logged into. SchemaTooNew: the
+  database was migrated by a newer perfbot.
+- Lost: a lease or lock expired while its block ran (``perfbot.support.keepalive``).
+  PullLocked: another job holds a pull request's lock, or this one lost it.
+- BadPayload: a queued job this perfbot cannot run (malformed, an unknown kind, or queued
+  by a newer perfbot).
+- ArtifactError: an artifact is not a usable zip. SettingsError, SetupError,
+  ManifestError, UsageError: the operator's settings, ``perfbot setup``'s inputs, an App
+  manifest, a command line. WebhookError: a delivery refused (``status``: the HTTP
+  answer; Busy is the 503 of a full body budget, not a job's).
+
+``retryable`` (a class attribute, False unless marked above) means exactly "the same job,
+run again later, may succeed": the worker retries a job that raised such an error (with
+backoff, up to ``perfbot.support.retry.MAX_ATTEMPTS``) and ends any other perfbot error's
+job FAILED at once, with its message as the reason. An exception that is not perfbot's
+own (a bug, an OSError) is retried too, as an internal error.
 
 Messages are sentences that name the input and, where there is one, the next step.
-They never carry a token, a signed URL or a stack trace.
+They never carry a token, a signed URL or a stack trace. This module imports nothing:
+every layer may raise these.
 """
 
 from __future__ import annotations
@@ -14,6 +61,9 @@ from __future__ import annotations
 
 class PerfbotError(Exception):
     """Root of every error perfbot raises on purpose."""
+
+    # Whether the job that raised it should be run again later (see the module's text).
+    retryable: bool = False
 
 
 class ReportError(PerfbotError, ValueError):

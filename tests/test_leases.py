@@ -17,7 +17,7 @@ from perfbot.app import jobs
 from perfbot.app import worker as worker_module
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.handlers import context
-from perfbot.app.handlers.context import Busy, JobContext
+from perfbot.app.handlers.context import JobContext, PullLocked
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
 from perfbot.store.base import JobStatus, NewJob
@@ -342,7 +342,7 @@ async def test_a_pr_lock_survives_a_failed_refresh(store: FlakyStore) -> None:
         # ...then it is refreshed after the time it would have expired: only refreshes
         # kept it, and it is still held.
         await wait_for(refreshed_past_its_first_lifetime, 10)
-        with pytest.raises(Busy):
+        with pytest.raises(PullLocked):
             async with contender.pull_lock(500, 7):
                 pytest.fail("two jobs inside one PR's lock")
 
@@ -361,7 +361,7 @@ async def test_a_pr_lock_that_cannot_be_refreshed_stops_its_holder(store: FlakyS
             await asyncio.Event().wait()  # work that would go on forever
             reached_end = True
 
-    with pytest.raises(Busy, match="lost the lock"):
+    with pytest.raises(PullLocked, match="lost the lock"):
         await within(hold(), 10)
     stopped_at = time.time()
     store.failing = False

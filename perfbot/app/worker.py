@@ -26,8 +26,9 @@ from perfbot.app.jobs import (
     decode,
 )
 from perfbot.app.settings import DEFAULT_LEASE_SECONDS
+from perfbot.errors import PerfbotError
 from perfbot.github.app import GitHubApp
-from perfbot.github.errors import GitHubError, RateLimited
+from perfbot.github.errors import RateLimited
 from perfbot.store.base import Job, Store
 from perfbot.support.keepalive import Lost, kept
 from perfbot.support.metrics import Metrics
@@ -247,14 +248,12 @@ class Worker:
             )
             async with ctx.installation:
                 reason = await handle(ctx, typed)
-        except BadPayload as exc:
-            return await self._give_up(job, owner, str(exc), job_log)
-        except RateLimited as exc:
-            return await self._retry(job, owner, str(exc), job_log, exc.retry_after)
-        except GitHubError as exc:
-            if exc.retryable:
-                return await self._retry(job, owner, str(exc), job_log)
-            return await self._give_up(job, owner, str(exc), job_log)
+        except PerfbotError as exc:
+            # perfbot's own errors say whether running the job again may help.
+            if not exc.retryable:
+                return await self._give_up(job, owner, str(exc), job_log)
+            retry_after = exc.retry_after if isinstance(exc, RateLimited) else None
+            return await self._retry(job, owner, str(exc), job_log, retry_after)
         except Exception as exc:
             # A bug or an unforeseen failure: the trace goes to the operator's log only.
             job_log.exception("job failed unexpectedly")

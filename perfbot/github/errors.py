@@ -6,9 +6,8 @@ from perfbot.errors import PerfbotError
 
 
 class GitHubError(PerfbotError):
-    """A GitHub call failed; ``retryable`` says whether the job should be tried again."""
-
-    retryable = False
+    """A GitHub call failed; ``retryable`` (False here) says whether the job should be tried
+    again."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
+from perfbot.errors import PerfbotError
+
 # Append only: a released migration is never edited, a change is a new entry. Each entry is
 # the statements of one version, run in one transaction with the version bump.
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
@@ -162,7 +164,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
 )
 
 
-class SchemaTooNew(RuntimeError):
+class SchemaTooNew(PerfbotError, RuntimeError):
     """The database was migrated by a newer perfbot; running older code on it is unsafe."""
 
 

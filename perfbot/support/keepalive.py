@@ -7,8 +7,10 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+from perfbot.errors import PerfbotError
 
-class Lost(Exception):
+
+class Lost(PerfbotError):
     """What was held expired or was taken while the block ran; the block was stopped."""
 
 

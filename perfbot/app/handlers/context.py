@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.jobs import operator_refusal
-from perfbot.github.errors import GitHubUnavailable
+from perfbot.errors import PerfbotError
 from perfbot.github.installation import Installation
 from perfbot.github.types import PullInfo
 from perfbot.store.base import Store
@@ -23,8 +23,11 @@ LOCK_REFRESH_SECONDS = LOCK_TTL_SECONDS / 5
 LOCK_WAIT_SECONDS = 20.0
 
 
-class Busy(GitHubUnavailable):
-    """Another worker holds the pull request's lock for too long: retry the job later."""
+class PullLocked(PerfbotError):
+    """Another job holds the pull request's lock for too long, or this one lost it: the job
+    is run again later (lock contention, not a GitHub outage)."""
+
+    retryable = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,7 @@ class JobContext:
         """Serialise everything that reads and writes one PR's comment and state.
 
         The lock is refreshed while held. Should it be lost (refreshes failing for most of
-        its lifetime, or another job holding it), the block is cancelled and ``Busy`` is
+        its lifetime, or another job holding it), the block is cancelled and ``PullLocked`` is
         raised: the job goes back to the queue rather than write beside another one.
         """
         key = f"pull:{repo_id}:{number}"
@@ -90,7 +93,7 @@ class JobContext:
         waited = 0.0
         while not await self.store.try_lock(key, owner, LOCK_TTL_SECONDS, self.now()):
             if waited >= LOCK_WAIT_SECONDS:
-                raise Busy(f"pull request {number} is being updated by another job")
+                raise PullLocked(f"pull request {number} is being updated by another job")
             await asyncio.sleep(0.05)
             waited += 0.05
         lock = kept(
@@ -105,6 +108,6 @@ class JobContext:
             async with lock:
                 yield
         except Lost:
-            raise Busy(f"lost the lock of pull request {number} while updating it") from None
+            raise PullLocked(f"lost the lock of pull request {number} while updating it") from None
         finally:
             await self.store.unlock(key, owner)
