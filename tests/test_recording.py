@@ -394,3 +394,11 @@ def test_series_keys_name_each_setting_a_metric_ran_with() -> None:
         SeriesKey("qemu_x86", "m001", (("streams", "1"),)),
         SeriesKey("qemu_x86", "m001", (("streams", "4"),)),
     ]
+
+
+def test_a_large_report_is_recorded_whole() -> None:
+    # Over INLINE_SERIES: its rows are made in a thread, with the same result.
+    assert measurements.INLINE_SERIES < 2 * 300
+    stored, groups = asyncio.run(_recorded((_side(300), _side(300))))
+    assert stored == 600
+    assert [g.sha for g in groups] == [HEAD, BASE]

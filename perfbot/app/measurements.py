@@ -29,6 +29,8 @@ log = logging.getLogger("perfbot.measurements")
 # and the log says so.
 MAX_RECORDED_ROWS: Final = 10_000
 MAX_RECORDED_SAMPLES: Final = 200_000
+# Up to this many series, a report's rows are made on the event loop: a thread costs more.
+INLINE_SERIES: Final = 500
 DAY_SECONDS: Final = 86_400.0
 # How often each process purges measurements older than the retention. Cheap when there is
 # nothing to purge (an index range); the first purge runs at start-up.
@@ -77,7 +79,13 @@ async def record_report_measurements(
         if installation_id is not None and await ctx.store.is_suspended(installation_id):
             # Suspended or deleted meanwhile: a deleted installation's data is gone for good.
             return 0
-        records = report_records(run, pull, sides, installation_id, ctx.now())
+        now = ctx.now()
+        if sum(len(side.series) for side in sides) <= INLINE_SERIES:
+            records = report_records(run, pull, sides, installation_id, now)
+        else:  # 10,000 series take tens of milliseconds: off the event loop
+            records = await asyncio.to_thread(
+                report_records, run, pull, sides, installation_id, now
+            )
         stored = await ctx.store.record_measurements(records)
     except Exception as exc:
         ctx.log.warning(

