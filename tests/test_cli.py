@@ -87,7 +87,9 @@ def test_directory_layout_with_platforms_and_failures(
     assert main(["compare", str(REPO / "examples" / "demo")]) == 1
     out = capsys.readouterr().out
     assert "#### <code>qemu_x86</code>" in out
-    assert "<code>fpga-vu13p</code>: 2 unchanged, 1 failed" in out
+    # A platform with a failed case stays open, though nothing moved there.
+    assert "#### <code>fpga-vu13p</code>" in out
+    assert "| <code>fpga-vu13p</code> |  |  | 2 | ❌ 1 failed |" in out
 
 
 def test_unparseable_files_are_named_on_stderr(

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
-from perfbot.app.comment import compose, is_own, upsert_comment
-from perfbot.engine.render import MARKER
+from dataclasses import replace
+
+from perfbot.app.comment import body, is_own, live, upsert_comment
+from perfbot.engine.compare import compare
+from perfbot.engine.render import (
+    MARKER,
+    Footer,
+    Live,
+    Prepared,
+    RenderContext,
+    Stale,
+    compose,
+    prepare,
+)
 from perfbot.github.types import CommentInfo
+from perfbot.store.base import PullState
+from tests.builders import side
 
 APP_ID, BOT = 4242, "perfbot[bot]"
 
@@ -73,8 +87,57 @@ async def test_deleted_comment_is_recreated() -> None:
     assert result.id in thread.comments
 
 
-def test_compose_puts_notices_under_the_headline() -> None:
-    body = f"{MARKER}\n### Performance report: x\n\nrest\n"
-    composed = compose(body, ["⏳ stale"])
-    assert composed.splitlines()[:4] == [MARKER, "### Performance report: x", "", "> ⏳ stale"]
-    assert compose(body, []) == body
+def prepared_report() -> Prepared:
+    context = RenderContext(config_errors=("perfbot.yml: threshold is not a number",))
+    return prepare(compare(side({"a": 1.0}), side({"a": 2.0})), replace(context, footer=Footer.APP))
+
+
+def test_live_notices_come_from_the_prs_state() -> None:
+    state = PullState(1, 7, newest_head_sha="b" * 40, reported_head_sha="a" * 40)
+    assert live(state) == Live(Stale("a" * 40, "b" * 40), None)
+    assert live(replace(state, newest_head_sha="a" * 40, rerun_requested_by="bob")) == Live(
+        None, "bob"
+    )
+    assert live(PullState(1, 7)) == Live()
+
+
+def test_the_body_puts_live_notices_above_the_reports_own() -> None:
+    state = PullState(
+        1,
+        7,
+        newest_head_sha="b" * 40,
+        reported_head_sha="a" * 40,
+        report_body=prepared_report().dump(),
+        rerun_requested_by="bob",
+    )
+    lines = body(state).splitlines()
+    assert lines[0] == MARKER
+    assert lines[1] == "### Performance report: 1 improvement"
+    assert lines[2:9] == [
+        "",
+        "> ⏳ These numbers are for the previous commit <code>aaaaaaa</code>; "
+        "<code>bbbbbbb</code> is being measured.",
+        "",
+        "> 🔁 Re-run requested by <code>bob</code>; the numbers below will be replaced.",
+        "",
+        "> ⚠️ perfbot.yml&#58; threshold is not a number",
+        "",
+    ]
+    assert "`/perfbot rerun`" in lines[-1]
+
+
+def test_without_live_notices_the_body_is_the_report_as_prepared() -> None:
+    prepared = prepared_report()
+    state = PullState(1, 7, report_body=prepared.dump())
+    assert body(state) == compose(prepared)
+    assert Prepared.load(prepared.dump()) == prepared
+
+
+def test_a_body_stored_by_the_previous_release_still_gets_its_banner() -> None:
+    stored = f"{MARKER}\n### Performance report: x\n\n> ⚠️ old notice\n\nrest\n"
+    state = PullState(1, 7, newest_head_sha="b" * 40, reported_head_sha="a" * 40)
+    lines = body(replace(state, report_body=stored)).splitlines()
+    assert lines[:4] == [MARKER, "### Performance report: x", "", lines[3]]
+    assert lines[3].startswith("> ⏳ These numbers are for the previous commit")
+    assert lines[4:] == ["", "> ⚠️ old notice", "", "rest"]
+    assert body(PullState(1, 7, report_body=stored)) == stored

@@ -6,6 +6,8 @@ import html
 import re
 from datetime import UTC, datetime
 
+import pytest
+
 from perfbot.engine.compare import (
     Comparison,
     MetricResult,
@@ -17,11 +19,11 @@ from perfbot.engine.compare import (
 from perfbot.engine.render import (
     GITHUB_BODY_LIMIT,
     MARKER,
+    Footer,
     RenderContext,
     format_number,
     headline,
     render,
-    skipped_notices,
 )
 from perfbot.engine.sides import SideReport
 from perfbot.model import Better, FailedCase
@@ -62,19 +64,18 @@ def test_layout_follows_the_example() -> None:
         "| 🔴 **−6.24 %** (beyond 5 % tolerance) |" in lines
     )
     assert "| <code>udp4_frag_mbps</code> (Mbps) | 20.249 | 20.972 | 🟢 +3.57 % |" in lines
-    # The moved platform is open with its unchanged rows folded; the calm one is folded.
+    # The moved platform is open with its unchanged rows folded; so is the one with a
+    # failed case, though nothing moved there; the calm one is folded.
     assert "#### <code>qemu_x86/atom</code>" in lines
+    assert "#### <code>fpga-vu13p</code>" in lines
     assert "<details><summary>2 unchanged metrics</summary>" in lines
     assert any(
         line.startswith("<details><summary><code>qemu_x86_64/atom</code>: all 4 metrics")
         for line in lines
     )
     assert "27.09 (26.8–27.31, n=3)" in body
-    assert (
-        "❌ <code>udp_fpga_rx_20M</code> (PR): iperf3 reported an error&#58; busy"
-        in body
-    )
-    assert lines[-1].startswith("<sub>Advisory: this report never blocks a merge.")
+    assert "❌ <code>udp_fpga_rx_20M</code> (PR): iperf3 reported an error&#58; busy" in body
+    assert lines[-1] == "<sub>Noise floor ±1 %, tolerance 5 %.</sub>"
 
 
 def test_worst_platform_comes_first() -> None:
@@ -145,10 +146,15 @@ def test_gh_references_are_dead_in_names_units_platforms_reasons_and_notices() -
     evil = "fixes GH-12 gh-7 Gh-3"
     base = side({evil: 1.0}, platform=evil, unit=evil)
     head = side({evil: 2.0}, platform=evil, unit=evil, failures=[FailedCase(evil, evil, evil)])
-    notices = tuple(skipped_notices([(f"head/{evil}.log", evil)]))
-    body = render(compare(base, head), RenderContext(notices=notices))
-    assert body.count("GH-\u200b12") >= 5  # name, unit, platform, case, reason, notice
+    context = RenderContext(skipped=((f"head/{evil}.log", evil),), config_errors=(evil,))
+    body = render(compare(base, head), context)
+    assert body.count("GH-\u200b12") >= 7  # name, unit, platform, case, reason, notices
     assert not re.search(r"gh-[0-9]", html.unescape(body), re.IGNORECASE)
+
+
+def skipped_notices(skipped: list[tuple[str, str]]) -> list[str]:
+    body = render(compare(side({"a": 1.0}), side({"a": 1.0})), RenderContext(skipped=(*skipped,)))
+    return [line[2:] for line in body.splitlines() if line.startswith("> ")]
 
 
 def test_every_skipped_member_is_counted() -> None:
@@ -160,6 +166,56 @@ def test_every_skipped_member_is_counted() -> None:
     assert notices[3:] == ["⚠️ … and 4 more artifact members skipped."]
     assert skipped_notices(skipped[:3]) == notices[:3]
     assert skipped_notices(skipped[:4])[3:] == ["⚠️ … and 1 more artifact member skipped."]
+
+
+def test_a_platform_with_a_failed_case_stays_open() -> None:
+    base = side({"rx.mbps": 10.0, "tx.mbps": 10.0}, platform="lab")
+    head = side(
+        {"tx.mbps": 10.0}, platform="lab", failures=[FailedCase("lab", "rx", "iperf3 exited 1")]
+    )
+    lines = render(compare(base, head)).splitlines()
+    assert "#### <code>lab</code>" in lines
+    assert not any(line.startswith("<details><summary><code>lab</code>") for line in lines)
+    assert "❌ <code>rx</code> (PR): iperf3 exited 1  " in lines
+
+
+def test_a_platform_with_a_missing_metric_stays_open() -> None:
+    lines = render(compare(side({"a": 1.0, "b": 2.0}), side({"a": 1.0}))).splitlines()
+    assert "#### <code>qemu_x86/atom</code>" in lines
+    assert not any(line.startswith("<details><summary><code>") for line in lines)
+    assert any("➖ missing in PR" in line for line in lines)
+
+
+def test_a_calm_platform_is_still_folded() -> None:
+    body = render(compare(side({"a": 1.0}, platform="calm"), side({"a": 1.0}, platform="calm")))
+    assert "<details><summary><code>calm</code>: all 1 metric unchanged" in body
+    assert "#### " not in body
+
+
+@pytest.mark.parametrize(
+    ("footer", "offers"),
+    [
+        (Footer.APP, ("`/perfbot rerun`", "`.github/perfbot.yml`", "Advisory")),
+        (Footer.ACTIONS, ("`.github/perfbot.yml`", "Advisory")),
+        (Footer.CLI, ()),
+    ],
+)
+def test_the_footer_names_only_what_the_path_offers(
+    footer: Footer, offers: tuple[str, ...]
+) -> None:
+    body = render(compare(side({"a": 1.0}), side({"a": 1.0})), RenderContext(footer=footer))
+    last = body.splitlines()[-1]
+    assert "Noise floor ±1 %, tolerance 5 %." in last
+    for offer in ("`/perfbot rerun`", "`.github/perfbot.yml`", "Advisory", "check"):
+        assert (offer in last) == (offer in offers), (footer, offer)
+
+
+def test_only_the_apps_footer_speaks_of_failing_the_check() -> None:
+    comparison = compare(side({"a": 1.0}), side({"a": 1.0}))
+    app = render(comparison, RenderContext(footer=Footer.APP, advisory=False))
+    actions = render(comparison, RenderContext(footer=Footer.ACTIONS, advisory=False))
+    assert "fails the check on a regression beyond tolerance" in app
+    assert "check" not in actions.splitlines()[-1]
 
 
 def big_sides(platforms: int, metrics: int, moved_every: int) -> tuple[SideReport, SideReport]:

@@ -9,7 +9,8 @@ same artifact limits, PR proof, renderer and single edited comment. What differs
   perfbot's own comment is recognised by that login and the marker;
 * there is no durable state between two workflow runs (a throw-away store), so the
   comment itself is the state: it is found on the PR and edited in place;
-* no check run (the App's Re-run button needs the App) and no stale notices;
+* no check run (the App's Re-run button needs the App) and no stale notices, and the
+  footer offers no ``/perfbot rerun`` (the handler sees no App id: ``Footer.ACTIONS``);
 * the report is also returned, for the job summary (``$GITHUB_STEP_SUMMARY``).
 """
 

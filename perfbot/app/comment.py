@@ -1,12 +1,22 @@
-"""perfbot's single comment on a pull request: find it, compose it, create or edit it."""
+"""perfbot's single comment on a pull request: the PR's state as the body's parts, and
+the comment created or edited in place.
+
+The body itself is composed in ``perfbot/engine/render.py`` (the only place that writes
+comment markdown); this module says what a PR's state adds to it (``live``) and writes
+it (``publish``). Handlers update a PR's comment only through ``publish``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
-from perfbot.engine.render import MARKER, with_notices
+from perfbot.engine.render import MARKER, Live, Prepared, Stale, compose
 from perfbot.github.types import CommentInfo
+from perfbot.store.base import PullState
+
+if TYPE_CHECKING:  # the context loads the GitHub client; this module stays free of I/O
+    from perfbot.app.handlers.context import JobContext
 
 
 class CommentApi(Protocol):
@@ -60,6 +70,45 @@ async def upsert_comment(
     return await api.create_comment(owner, repo, number, body)
 
 
-def compose(report_body: str, notices: Sequence[str]) -> str:
-    """The stored report with the current notices (stale results, re-run requested)."""
-    return with_notices(report_body, notices) if notices else report_body
+def live(state: PullState) -> Live:
+    """What the PR's state adds above its report: the stale banner while a newer head is
+    measured, the re-run line while a requested re-run is under way."""
+    stale = None
+    if (
+        state.newest_head_sha
+        and state.reported_head_sha
+        and state.newest_head_sha != state.reported_head_sha
+    ):
+        stale = Stale(state.reported_head_sha, state.newest_head_sha)
+    return Live(stale, state.rerun_requested_by or None)
+
+
+def body(state: PullState) -> str:
+    """The comment for ``state``: its stored report with its live notices."""
+    assert state.report_body is not None
+    return compose(Prepared.load(state.report_body), live(state))
+
+
+async def publish(
+    ctx: JobContext, owner: str, name: str, state: PullState, *, save: bool = True
+) -> PullState:
+    """Write the comment for ``state`` (report plus current notices) and store the state.
+
+    ``save=False``: the caller stores the returned state itself. Should it fail before
+    that, the comment is found again on the PR by its author and marker.
+    """
+    comment = await upsert_comment(
+        ctx.installation,
+        owner,
+        name,
+        state.number,
+        body(state),
+        known_id=state.comment_id,
+        app_id=ctx.app_id,
+        bot_login=await ctx.bot_login(),
+    )
+    state = replace(state, comment_id=comment.id)
+    if save:
+        await ctx.store.save_pull(state)
+    ctx.log.info("comment %s on PR %s is up to date", comment.id, state.number)
+    return state

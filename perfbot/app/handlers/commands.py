@@ -7,8 +7,8 @@ import enum
 from dataclasses import dataclass, replace
 
 from perfbot.app.commands import HELP_TEXT
+from perfbot.app.comment import publish
 from perfbot.app.handlers.context import JobContext
-from perfbot.app.handlers.workflow_run import publish
 from perfbot.app.jobs import InstallationJob, IssueCommentJob, Repository, RerequestJob
 from perfbot.app.repoconfig import ConfigResult
 from perfbot.engine.escape import code

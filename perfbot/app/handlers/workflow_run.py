@@ -15,27 +15,19 @@ from perfbot.app.artifacts import (
     read_report_zip,
     zip_sha256,
 )
-from perfbot.app.comment import compose, upsert_comment
+from perfbot.app.comment import live, publish
 from perfbot.app.handlers.context import JobContext
 from perfbot.app.jobs import Run, WorkflowRunJob
 from perfbot.app.measurements import record_report_measurements
 from perfbot.app.pullproof import prove_pull
 from perfbot.app.repoconfig import ConfigResult
-from perfbot.engine import platforms
-from perfbot.engine.compare import Verdict, compare
-from perfbot.engine.escape import code, short_sha, text
-from perfbot.engine.render import (
-    GITHUB_BODY_LIMIT,
-    NOTICE_RESERVE,
-    RenderContext,
-    headline,
-    render,
-    render_error,
-    skipped_notices,
-)
+from perfbot.engine import conclusion, platforms
+from perfbot.engine.compare import compare
+from perfbot.engine.escape import text
+from perfbot.engine.render import Footer, Prepared, RenderContext, Unreadable, compose, prepare
 from perfbot.engine.sides import SideReport, read_side, split_sides
 from perfbot.github.errors import ArtifactGone, GitHubError
-from perfbot.github.types import ArtifactInfo, Conclusion, PullInfo
+from perfbot.github.types import ArtifactInfo, PullInfo
 from perfbot.store.base import PullState
 
 LIMITS = ArtifactLimits()
@@ -48,11 +40,10 @@ CHECK_RUN_NAME = "perfbot"
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """A rendered report and what perfbot's check run says about it."""
+    """A report laid out for the comment, and what perfbot's check run says about it."""
 
-    body: str
-    headline: str
-    conclusion: Conclusion
+    prepared: Prepared
+    check: conclusion.CheckRun
     # The base and head sides as read, for the measurement store (None: nothing was read).
     sides: tuple[SideReport, SideReport] | None = None
 
@@ -118,7 +109,7 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> str:
             reported_head_sha=run.head_sha,
             reported_run_id=run.id,
             reported_run_attempt=run.attempt,
-            report_body=result.body,
+            report_body=result.prepared.dump(),
             rerun_requested_by=None,
             updated_at=proved_at,
         )
@@ -137,9 +128,9 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> str:
             check_run_id=state.check_run_id if state.check_run_head_sha == run.head_sha else None,
             name=CHECK_RUN_NAME,
             head_sha=run.head_sha,
-            conclusion=result.conclusion,
-            title=result.headline,
-            summary=result.body,
+            conclusion=result.check.conclusion,
+            title=result.check.title,
+            summary=result.check.summary,
         )
         await ctx.store.save_pull(
             replace(state, check_run_id=check_id, check_run_head_sha=run.head_sha)
@@ -219,7 +210,7 @@ async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> str:
         # the comment already shows it: under retries a run's `requested` can be handled
         # after its `completed`, and an older commit's notice must not stay behind.
         before, state = state, replace(state, newest_head_sha=run.head_sha)
-        if run.head_sha == state.reported_head_sha and notices(before) == notices(state):
+        if run.head_sha == state.reported_head_sha and live(before) == live(state):
             await ctx.store.save_pull(state)  # the comment is right as it is
             return f"PR {number}: the comment is right as it is"
         if state.comment_id is None or state.report_body is None:
@@ -231,52 +222,6 @@ async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> str:
             return ctx.ended(f"comment on PR {number} not marked stale: {refused}")
         state = await publish(ctx, run.owner, run.name, state)
         return f"comment {state.comment_id} on PR {number} is up to date"
-
-
-async def publish(
-    ctx: JobContext, owner: str, name: str, state: PullState, *, save: bool = True
-) -> PullState:
-    """Write the comment for ``state`` (report plus current notices) and store the state.
-
-    ``save=False``: the caller stores the returned state itself. Should it fail before
-    that, the comment is found again on the PR by its author and marker.
-    """
-    assert state.report_body is not None
-    comment = await upsert_comment(
-        ctx.installation,
-        owner,
-        name,
-        state.number,
-        compose(state.report_body, notices(state)),
-        known_id=state.comment_id,
-        app_id=ctx.app_id,
-        bot_login=await ctx.bot_login(),
-    )
-    state = replace(state, comment_id=comment.id)
-    if save:
-        await ctx.store.save_pull(state)
-    ctx.log.info("comment %s on PR %s is up to date", comment.id, state.number)
-    return state
-
-
-def notices(state: PullState) -> list[str]:
-    """The lines shown above the report for the PR's current situation."""
-    lines = []
-    if (
-        state.newest_head_sha
-        and state.reported_head_sha
-        and state.newest_head_sha != state.reported_head_sha
-    ):
-        lines.append(
-            f"⏳ These numbers are for the previous commit {short_sha(state.reported_head_sha)}; "
-            f"{short_sha(state.newest_head_sha)} is being measured."
-        )
-    if state.rerun_requested_by:
-        lines.append(
-            f"🔁 Re-run requested by {code(state.rerun_requested_by)}; "
-            "the numbers below will be replaced."
-        )
-    return lines
 
 
 def _newest(artifacts: list[ArtifactInfo], name: str, run_id: int) -> ArtifactInfo | None:
@@ -317,15 +262,17 @@ async def _report_body(
         run_url=run.html_url or None,
         run_label=f"{run.workflow_name or 'measurement'} run {run.number}",
         updated_at=datetime.fromtimestamp(ctx.now(), UTC),
-        notices=tuple(f"⚠️ {text(error)}" for error in config.errors),
+        config_errors=tuple(config.errors),
+        # The App's comment offers /perfbot rerun; perfbot comment (no App id) does not.
+        footer=Footer.ACTIONS if ctx.app_id is None else Footer.APP,
         rerun_permission=config.config.rerun_permission,
         advisory=not config.config.fail_on_regression,
-        limit=GITHUB_BODY_LIMIT - NOTICE_RESERVE,
     )
     if isinstance(contents, ArtifactError | ArtifactGone):
         ctx.log.info("report artifact unreadable: %s", contents)
-        body = render_error(f"The report artifact could not be read: {contents}", context)
-        return Report(body, "the report artifact could not be read", "neutral")
+        reason = f"The report artifact could not be read: {contents}"
+        prepared = prepare(Unreadable(reason), context)
+        return Report(prepared, conclusion.for_unreadable(compose(prepared)))
     # Parsing, comparing and rendering a big report takes seconds of CPU: off the event loop,
     # so that webhooks are still answered (within GitHub's 10 s) and other jobs still run.
     # A small one (the usual case) takes a millisecond: a thread would cost more than that.
@@ -342,9 +289,7 @@ def _compare_and_render(
     # Colliding names are failed cases of their side: never one copy shown as the only one.
     base.failures.extend(sides.failures["base"])
     head.failures.extend(sides.failures["head"])
-    skipped = skipped_notices([*contents.skipped, *sides.left_out])
-    if skipped:
-        context = replace(context, notices=(*context.notices, *skipped))
+    context = replace(context, skipped=(*contents.skipped, *sides.left_out))
     # `platforms:` of the configuration, then board-only folders lined up with twister's.
     wanted = config.config.platforms
     base, head = platforms.select(base, wanted), platforms.select(head, wanted)
@@ -353,12 +298,11 @@ def _compare_and_render(
         said = tuple(f"ℹ️ {text(notice, 300)}" for notice in lined_up)
         context = replace(context, notices=(*context.notices, *said))
     comparison = compare(base, head, config.config.policy())
-    conclusion: Conclusion = "neutral"
-    if comparison.regressed_beyond_tolerance and config.config.fail_on_regression:
-        conclusion = "failure"
-    elif not comparison.summary()[Verdict.REGRESSED]:
-        conclusion = "success"
-    return Report(render(comparison, context), headline(comparison), conclusion, (base, head))
+    prepared = prepare(comparison, context)
+    check = conclusion.for_comparison(
+        comparison, compose(prepared), fail_on_regression=config.config.fail_on_regression
+    )
+    return Report(prepared, check, (base, head))
 
 
 async def _read_report_or_error(
