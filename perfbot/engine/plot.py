@@ -3,14 +3,14 @@
 Why a writer of our own rather than a library (figures of 2026-12-01, Python 3.11, one
 platform of eight metrics; see README "Charts"):
 
-* pygal 3.1.3 is light (about 1 MB installed, imported in ~60 ms) but writes an inline
+* pygal 3.1.3 is light (about 1 MB installed, imported in 60-140 ms) but writes an inline
   ``<script>`` element even with ``js=[]``, and a random chart id (a UUID) in every file,
   so two runs never give the same bytes;
 * matplotlib 3.11's SVG backend is deterministic once ``svg.hashsalt`` and the date are
   pinned, but brings numpy, Pillow, fontTools and more (about 173 MB installed) and takes
-  ~0.4 s to import and ~0.1 s to draw: more than the whole comparison costs;
+  0.4-0.9 s to import and ~0.1 s to draw: more than the whole comparison costs;
 * what is drawn here is rectangles, lines and text (``barchart.py`` writes them). The
-  two modules need only the standard library and the engine (15-40 ms to import on
+  two modules need only the standard library and the engine (7-40 ms to import on
   top of it on a busy 2-core VM, ~2 ms to draw 100 metrics), give the same bytes for
   the same input, and emit nothing but those elements, so the "no script, no external
   reference" property holds by construction instead of by configuring someone else's
