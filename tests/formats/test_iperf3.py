@@ -520,7 +520,8 @@ def test_udp_loss_with_packets_and_lost_packets() -> None:
     received = fixture_report(GENERATED + "udp_2G_loss.json")["end"]["sum_received"]
     assert percent.value == received["lost_percent"]
     assert (lost.scale, lost.better, lost.unit) == (Scale.COUNT, Better.LOWER, "packets")
-    assert (packets.scale, packets.better) == (Scale.COUNT, Better.HIGHER)
+    # Packets are a volume (judged relative, like a rate), not an error counter.
+    assert (packets.scale, packets.better) == (Scale.RATIO, Better.HIGHER)
     assert (percent.scale, percent.better) == (Scale.POINTS, Better.LOWER)
 
 
@@ -530,7 +531,7 @@ def test_scales_of_every_metric() -> None:
         for name in ("tcp.json", "tcp_bidir.json", "udp_18M.json")
         for m in parse(read(GENERATED + name)).measurements
     }
-    counted = {"tcp.retransmits", "tcp.lost_packets", "tcp.packets"}
+    counted = {"tcp.retransmits", "tcp.lost_packets"}
     assert {metric for metric, scale in scales.items() if scale is Scale.COUNT} == counted
     assert {metric for metric, scale in scales.items() if scale is Scale.POINTS} == {
         "tcp.lost_percent"
