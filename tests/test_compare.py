@@ -52,9 +52,9 @@ def test_median_of_samples_and_spread() -> None:
     assert metric.head is not None
     assert (metric.base.value, metric.base.low, metric.base.high, metric.base.n) == (11, 10, 30, 3)
     assert metric.head.value == 12.5
-    # The base range 10–30 contains the head's: a move within the spread is not a move.
+    # The base runs scatter from 10 to 30: a move of this size is within their noise.
     assert metric.verdict is Verdict.UNCHANGED
-    assert metric.note == "sample ranges overlap"
+    assert metric.note == "within noise"
 
 
 def test_samples_near_the_float_limit_stay_finite() -> None:
@@ -71,14 +71,18 @@ def test_samples_near_the_float_limit_stay_finite() -> None:
     assert fall.beyond_tolerance
 
 
-def test_separated_ranges_are_a_move() -> None:
-    metric = only_metric(side({"m": [10.0, 10.1]}), side({"m": [12.0, 12.2]}))
+def test_separated_runs_are_a_move() -> None:
+    metric = only_metric(side({"m": [10.0, 10.1, 10.05]}), side({"m": [12.0, 12.2, 12.1]}))
     assert metric.verdict is Verdict.IMPROVED
+    assert metric.noise is not None
+    assert metric.noise.evidence == "3 runs per side"
 
 
-def test_single_samples_ignore_the_overlap_rule() -> None:
+def test_one_run_against_repeats_is_judged_by_the_repeats_spread() -> None:
+    # Two base runs 20 % apart: a single PR run 9 % above their median is within noise.
     metric = only_metric(side({"m": [10.0, 12.0]}), side({"m": 12.0}))
-    assert metric.verdict is Verdict.IMPROVED
+    assert metric.verdict is Verdict.UNCHANGED
+    assert metric.note == "within noise"
 
 
 def test_new_missing_and_failed() -> None:

@@ -184,15 +184,6 @@ def test_the_cli_exits_as_the_engine_judges(corpus: tuple[Path, dict[str, Any]])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "issue 13: today's rule calls an A/A move beyond tolerance at 3 interleaved runs in "
-        "3 of 6 comparisons of /work/signal-corpus-2 (the ranges of 3 vs 3 noisy runs miss "
-        "each other 1 time in 10 per metric), so the outcome is random and a strict xfail "
-        "would fail whenever it passes by chance; drop this mark with the noise-aware rule"
-    ),
-)
 def test_aa_interleaved_at_three_runs_has_no_metric_beyond_tolerance(
     corpus: tuple[Path, dict[str, Any]],
 ) -> None:

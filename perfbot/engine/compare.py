@@ -1,17 +1,25 @@
-"""Base against head: statistics and a verdict per platform and metric, no formatting."""
+"""Base against head: statistics and a verdict per platform and metric, no formatting.
+
+A move counts only when it clears both the noise floor (``Policy.threshold``: a change
+too small to matter) and the metric's noise (``perfbot.engine.noise``: a change too
+small to be told from chance). Ratio metrics are judged in percent, loss percentages in
+percentage points and counters in counts, each with its own floor and tolerance.
+"""
 
 from __future__ import annotations
 
 import enum
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from perfbot.engine.sides import Series, SideReport
-from perfbot.model import Better, FailedCase
+from perfbot.engine import noise as noise_model
+from perfbot.engine.noise import Noise
+from perfbot.engine.sides import Series, SideReport, describe_settings
+from perfbot.model import Better, FailedCase, Scale, Settings
 
 Side = Literal["base", "head"]
 
@@ -24,6 +32,9 @@ class Verdict(enum.StrEnum):
     MISSING = "missing"
     FAILED = "failed"
     NOT_COMPARABLE = "not comparable"
+    # Moved beyond the floor, but its noise is unknown (one run of a stochastic tool,
+    # never measured before): shown with its change, never called a regression.
+    UNCERTAIN = "uncertain"
 
 
 MOVED = frozenset({Verdict.REGRESSED, Verdict.IMPROVED})
@@ -50,9 +61,28 @@ class Policy:
     threshold: float = 1.0
     tolerance: float = 5.0
     rules: tuple[MetricRule, ...] = ()
+    # Loss percentages, in percentage points: below the floor nothing moved; a rise
+    # beyond the tolerance (0 → 5.7 % loss) is red.
+    points_threshold: float = 0.1
+    points_tolerance: float = 1.0
+    # Counters (retransmits, errors, lost packets), in counts.
+    count_threshold: float = 1.0
+    count_tolerance: float = 10.0
 
-    def resolve(self, metric: str) -> tuple[Better | None, float, float, bool]:
-        better, threshold, tolerance, ignore = None, self.threshold, self.tolerance, False
+    def resolve(
+        self, metric: str, scale: Scale = Scale.RATIO
+    ) -> tuple[Better | None, float, float, bool]:
+        """Direction, floor, tolerance and ignore for ``metric``, in its scale's units.
+
+        A rule's threshold and tolerance are in the metric's units: percent for ratio
+        metrics, points for percentages, counts for counters.
+        """
+        threshold, tolerance = self.threshold, self.tolerance
+        if scale is Scale.POINTS:
+            threshold, tolerance = self.points_threshold, self.points_tolerance
+        elif scale is Scale.COUNT:
+            threshold, tolerance = self.count_threshold, self.count_tolerance
+        better, ignore = None, False
         for rule in self.rules:
             if fnmatchcase(metric, rule.pattern):
                 better = rule.better if rule.better is not None else better
@@ -103,6 +133,12 @@ class MetricResult:
     verdict: Verdict
     beyond_tolerance: bool = False
     note: str = ""
+    scale: Scale = Scale.RATIO
+    # The noise the move was judged against (None: unknown, or not judged), and the
+    # half-width of the band a move had to leave, in the change's units (percent,
+    # points or counts).
+    noise: Noise | None = None
+    band: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,18 +200,33 @@ class Comparison:
         return sum(platform.beyond_tolerance for platform in self.platforms)
 
 
-def compare(base: SideReport, head: SideReport, policy: Policy | None = None) -> Comparison:
-    """Compare two sides platform by platform; see ``Verdict`` for the outcomes."""
+# What is known of the noise of each (platform, metric), learned from earlier runs.
+NoiseKnowledge = Mapping[tuple[str, str], Noise]
+
+
+def compare(
+    base: SideReport,
+    head: SideReport,
+    policy: Policy | None = None,
+    noise: NoiseKnowledge | None = None,
+) -> Comparison:
+    """Compare two sides platform by platform; see ``Verdict`` for the outcomes.
+
+    ``noise`` holds what earlier measurements of the same commit taught about each
+    metric (``perfbot.engine.noise.learned``); without it, only the runs' own repeats
+    and the formats' priors are known.
+    """
     policy = policy or Policy()
     names = base.platforms | head.platforms
     names |= {f.platform for f in base.failures} | {f.platform for f in head.failures}
-    platforms = [_compare_platform(name, base, head, policy) for name in names]
+    known = noise or {}
+    platforms = [_compare_platform(name, base, head, policy, known) for name in names]
     platforms.sort(key=lambda p: (p.severity(), p.name))
     return Comparison(tuple(platforms), policy)
 
 
 def _compare_platform(
-    name: str, base: SideReport, head: SideReport, policy: Policy
+    name: str, base: SideReport, head: SideReport, policy: Policy, known: NoiseKnowledge
 ) -> PlatformResult:
     base_failures = [f for f in base.failures if f.platform == name]
     head_failures = [f for f in head.failures if f.platform == name]
@@ -187,15 +238,18 @@ def _compare_platform(
     metrics = []
     keys = {m for p, m in base.series if p == name} | {m for p, m in head.series if p == name}
     for metric in sorted(keys):
-        better, threshold, tolerance, ignore = policy.resolve(metric)
+        base_series, head_series = base.series.get((name, metric)), head.series.get((name, metric))
+        present = head_series or base_series
+        assert present is not None  # the metric came from one of the two sides
+        better, threshold, tolerance, ignore = policy.resolve(metric, present.scale)
         if ignore:
             continue
         metrics.append(
             _compare_metric(
                 metric,
-                base.series.get((name, metric)),
-                head.series.get((name, metric)),
-                judge=_Judge(better, threshold, tolerance),
+                base_series,
+                head_series,
+                judge=_Judge(better, threshold, tolerance, known.get((name, metric))),
                 base_failed=_covered(metric, base_failures),
                 head_failed=_covered(metric, head_failures),
                 unavailable=unavailable,
@@ -215,6 +269,7 @@ class _Judge:
     better: Better | None
     threshold: float
     tolerance: float
+    learned: Noise | None = None
 
 
 def _compare_metric(
@@ -242,7 +297,15 @@ def _compare_metric(
         else:
             verdict, note = (Verdict.NEW if base is None else Verdict.MISSING), ""
         return MetricResult(
-            name, present.unit, better, base_stats, head_stats, None, verdict, note=note
+            name,
+            present.unit,
+            better,
+            base_stats,
+            head_stats,
+            None,
+            verdict,
+            note=note,
+            scale=present.scale,
         )
     if base.unit != head.unit:
         return MetricResult(
@@ -254,34 +317,142 @@ def _compare_metric(
             None,
             Verdict.NOT_COMPARABLE,
             note=f"unit differs ({base.unit} vs {head.unit})",
+            scale=head.scale,
         )
     base_stats, head_stats = Stats.of(base.samples), Stats.of(head.samples)
-    verdict, change, note, beyond = _judge_move(base_stats, head_stats, better, judge)
+    if base.settings and head.settings and base.settings != head.settings:
+        return MetricResult(
+            name,
+            head.unit,
+            better,
+            base_stats,
+            head_stats,
+            None,
+            Verdict.NOT_COMPARABLE,
+            note=f"run settings differ: {_settings_difference(base.settings, head.settings)}",
+            scale=head.scale,
+        )
+    move = _judge_move(base, head, (base_stats, head_stats), better=better, judge=judge)
     return MetricResult(
-        name, head.unit, better, base_stats, head_stats, change, verdict, beyond, note
+        name,
+        head.unit,
+        better,
+        base_stats,
+        head_stats,
+        move.change,
+        move.verdict,
+        move.beyond,
+        move.note,
+        scale=head.scale,
+        noise=move.noise,
+        band=move.band,
     )
 
 
+def _settings_difference(base: Settings, head: Settings) -> str:
+    """``streams 1 vs 4, duration 2 vs 3``: only the settings that differ."""
+    base_map, head_map = dict(base), dict(head)
+    parts = []
+    for key in sorted(base_map.keys() | head_map.keys()):
+        before, after = base_map.get(key, "unset"), head_map.get(key, "unset")
+        if before != after:
+            parts.append(f"{key} {before} vs {after}")
+    return ", ".join(parts) or describe_settings(head)
+
+
+@dataclass(frozen=True, slots=True)
+class _Move:
+    verdict: Verdict
+    change: float | None
+    note: str = ""
+    beyond: bool = False
+    noise: Noise | None = None
+    band: float | None = None
+
+
 def _judge_move(
-    base: Stats, head: Stats, better: Better, judge: _Judge
-) -> tuple[Verdict, float | None, str, bool]:
-    """Verdict, change in percent, note and "beyond tolerance" of a metric on both sides."""
-    if base.value == 0:
-        if head.value == 0:
-            return Verdict.UNCHANGED, 0.0, "", False
-        # No percentage exists from zero; a counter that leaves zero (errors, drops) is
-        # still a move worth showing, but not one that trips the tolerance on its own.
-        gain = head.value > 0 if better is Better.HIGHER else head.value < 0
-        return (Verdict.IMPROVED if gain else Verdict.REGRESSED), None, "from zero", False
-    change = (head.value - base.value) / abs(base.value) * 100.0
+    base: Series, head: Series, stats: tuple[Stats, Stats], *, better: Better, judge: _Judge
+) -> _Move:
+    """The verdict of a metric present on both sides, with its change and evidence."""
+    base_stats, head_stats = stats
+    if head.scale is Scale.RATIO:
+        change = _ratio_change(base_stats.value, head_stats.value)
+        if change is None:
+            return _from_zero(base_stats, head_stats, better)
+    else:
+        # Percentage points, or counts: a rise from 0 is a rise, never "+∞ %".
+        change = head_stats.value - base_stats.value
+    if abs(change) < judge.threshold:
+        return _Move(Verdict.UNCHANGED, change)
+    gain = change > 0 if better is Better.HIGHER else change < 0
+    moved = Verdict.IMPROVED if gain else Verdict.REGRESSED
+    beyond = not gain and abs(change) > judge.tolerance
+    noise = _noise_of(base, head, judge.learned)
+    if noise is None:
+        return _Move(Verdict.UNCERTAIN, change, "single run, noise unknown")
+    base_units = noise_model.judging_units(base.samples, head.scale)
+    head_units = noise_model.judging_units(head.samples, head.scale)
+    if noise.exact or base_units is None or head_units is None:
+        return _Move(moved, change, "", beyond, noise, 0.0)
+    difference = _mean(head_units) - _mean(base_units)
+    error = noise_model.standard_error(noise, len(base_units), len(head_units))
+    reach = noise_model.critical(noise.df) * error
+    band = _band_in_change_units(reach, head.scale)
+    if abs(difference) <= reach and not _robustly_moved(base_units, head_units):
+        return _Move(Verdict.UNCHANGED, change, "within noise", noise=noise, band=band)
+    if not noise_model.ranks_agree(base_units, head_units):
+        return _Move(Verdict.UNCHANGED, change, "runs overlap", noise=noise, band=band)
+    return _Move(moved, change, "", beyond, noise, band)
+
+
+def _robustly_moved(base: list[float], head: list[float]) -> bool:
+    """Whether the medians moved beyond the runs' median deviation: the test one outlier
+    run cannot fool (it inflates the t test's spread and would hide the move)."""
+    statistic = noise_model.robust_statistic(base, head)
+    limit = noise_model.robust_critical(len(base), len(head))
+    return statistic is not None and limit is not None and statistic > limit
+
+
+def _noise_of(base: Series, head: Series, learned: Noise | None) -> Noise | None:
+    """What is known of the metric's noise: learned and within-run pooled, else either,
+    else zero for a deterministic tool, else nothing."""
+    within = noise_model.within_run(base.samples, head.samples, head.scale)
+    if learned is not None and within is not None:
+        return noise_model.pooled(learned, within)
+    if learned is not None or within is not None:
+        return learned or within
+    if base.deterministic and head.deterministic:
+        return noise_model.DETERMINISTIC
+    return None
+
+
+def _ratio_change(base: float, head: float) -> float | None:
+    """The change in percent, or None from zero (no percentage exists)."""
+    if base == 0:
+        return None
+    change = (head - base) / abs(base) * 100.0
     if not math.isfinite(change):
         # Absurd but finite samples (1e308 against 1e-308) overflow; the move keeps its sign.
-        change = math.copysign(sys.float_info.max, head.value - base.value)
-    if abs(change) < judge.threshold:
-        return Verdict.UNCHANGED, change, "", False
-    if base.n > 1 and head.n > 1 and base.low <= head.high and head.low <= base.high:
-        return Verdict.UNCHANGED, change, "sample ranges overlap", False
-    gain = change > 0 if better is Better.HIGHER else change < 0
-    if gain:
-        return Verdict.IMPROVED, change, "", False
-    return Verdict.REGRESSED, change, "", abs(change) > judge.tolerance
+        change = math.copysign(sys.float_info.max, head - base)
+    return change
+
+
+def _from_zero(base: Stats, head: Stats, better: Better) -> _Move:
+    if head.value == 0:
+        return _Move(Verdict.UNCHANGED, 0.0)
+    # A ratio metric leaving zero has no percentage; shown, never red on its own. (Loss
+    # and counters are judged in points and counts instead, see Scale.)
+    gain = head.value > 0 if better is Better.HIGHER else head.value < 0
+    return _Move(Verdict.IMPROVED if gain else Verdict.REGRESSED, None, "from zero")
+
+
+def _band_in_change_units(reach: float, scale: Scale) -> float:
+    """The noise band's half-width as the change is shown: percent for ratio metrics
+    (the log-difference turned back into a ratio), else points or counts as they are."""
+    if scale is Scale.RATIO:
+        return math.expm1(min(reach, 700.0)) * 100.0
+    return reach
+
+
+def _mean(values: list[float]) -> float:
+    return math.fsum(values) / len(values)

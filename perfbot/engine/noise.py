@@ -1,0 +1,312 @@
+"""How much a metric scatters when nothing changed, and whether a move stands out of it.
+
+A metric is judged in its own units: the logarithm of its value for ratio metrics
+(throughput, latency: ±x % is symmetric in logs), percentage points for loss
+percentages, counts for counters. Its *noise* is the standard deviation of one run in
+those units. It comes from, best first:
+
+* **learned**: measurements of the *same commit* seen before (the base side of many
+  PRs against one target commit, re-runs, push runs of that commit). Nothing changed
+  between them, so their scatter is pure noise; across different commits, real
+  changes and noise would be mixed;
+* **within the run**: the repeats of each side (n ≥ 2), pooled;
+* **the format's prior**: a deterministic tool (zperf or twister under QEMU icount)
+  repeats its numbers exactly, so its noise is zero and only the plain floor applies.
+
+A stochastic metric with none of these (one run per side, never seen before) has no
+known noise: its change is shown, never called a regression.
+
+Two tests share the false-alarm rate ``ALPHA`` per metric, half each, and a move
+passes either: Student's t on the difference of the sides' means against the noise's
+standard error for nb and nh runs (efficient, but one outlier run inflates its spread
+and hides a real drop), and a robust one on the difference of the medians against the
+median deviation of the runs (``robust_statistic``; one outlier moves neither). With
+three or more runs on each side the ranks must agree too (a Mann–Whitney U test at its
+strictest attainable level): one outlier run cannot make a move alone either.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from perfbot.engine._robust_table import CRITICAL
+from perfbot.model import Scale
+
+# Two-sided false-alarm rate per metric. A report holds tens of metrics: at 1 % each,
+# every other A/A report would cry wolf; at 0.2 % one in ten does (before the floor
+# and the rank test, which cut it further). Measured by bench/signal.py.
+ALPHA = 0.002
+# A learned sample this far from its commit's median, in robust standard deviations, is
+# an accident of that run (a runner hiccup), not noise to learn.
+OUTLIER_SIGMAS = 5.0
+# Fewer same-commit repeats than this teach nothing reliable yet.
+MIN_LEARNED_DF = 3
+# Each of the two tests gets half of ALPHA; the robust one has critical values for up to
+# this many runs per side (scripts/robust_table.py), and beyond it the t test decides.
+ROBUST_ALPHA = ALPHA / 2
+ROBUST_MAX_RUNS = 8
+
+
+class Source(enum.StrEnum):
+    LEARNED = "learned"
+    WITHIN_RUN = "within the run"
+    DETERMINISTIC = "deterministic"
+
+
+@dataclass(frozen=True, slots=True)
+class Noise:
+    """One run's standard deviation in the metric's judging units, and its evidence.
+
+    ``df`` is the degrees of freedom of the estimate (how much to trust it);
+    ``evidence`` says where it came from in words, e.g. "8 measurements of main@abc1234".
+    """
+
+    sigma: float
+    df: int
+    source: Source
+    evidence: str
+
+    @property
+    def exact(self) -> bool:
+        return self.sigma == 0.0
+
+
+DETERMINISTIC = Noise(
+    0.0, 0, Source.DETERMINISTIC, "deterministic (the same code gives the same numbers)"
+)
+
+
+def judging_units(values: Iterable[float], scale: Scale) -> list[float] | None:
+    """Values in the units noise is measured in; None when a ratio metric has a value ≤ 0
+    (no logarithm: such a metric is judged by the floor alone)."""
+    values = list(values)
+    if scale is not Scale.RATIO:
+        return values
+    if any(value <= 0 for value in values):
+        return None
+    return [math.log(value) for value in values]
+
+
+def learned(groups: Sequence[Sequence[float]], scale: Scale, evidence: str) -> Noise | None:
+    """Noise from repeated measurements of the same commit: ``groups`` holds, per commit,
+    the samples of every run of it (in the metric's own units).
+
+    A pooled standard deviation around each commit's mean, after dropping samples that
+    sit absurdly far from their commit's median (``OUTLIER_SIGMAS`` robust deviations).
+    """
+    units = [judging_units(group, scale) for group in groups]
+    usable = [group for group in units if group is not None and len(group) >= 2]
+    if not usable:
+        return None
+    robust = _robust_sigma(usable)
+    squares, df = 0.0, 0
+    for group in usable:
+        kept = group
+        if robust > 0:
+            middle = _median(group)
+            kept = [x for x in group if abs(x - middle) <= OUTLIER_SIGMAS * robust]
+        if len(kept) < 2:
+            continue
+        mean = math.fsum(kept) / len(kept)
+        squares += math.fsum((x - mean) ** 2 for x in kept)
+        df += len(kept) - 1
+    if df < MIN_LEARNED_DF:
+        return None
+    return Noise(math.sqrt(squares / df), df, Source.LEARNED, evidence)
+
+
+def within_run(base: Sequence[float], head: Sequence[float], scale: Scale) -> Noise | None:
+    """Noise from the repeats of each side, pooled; None with no repeat on either side."""
+    squares, df = 0.0, 0
+    for side in (base, head):
+        units = judging_units(side, scale)
+        if units is None or len(units) < 2:
+            continue
+        mean = math.fsum(units) / len(units)
+        squares += math.fsum((x - mean) ** 2 for x in units)
+        df += len(units) - 1
+    if df == 0:
+        return None
+    runs = f"{len(base)} base and {len(head)} PR runs"
+    if len(base) == len(head):
+        runs = f"{len(base)} runs per side"
+    return Noise(math.sqrt(squares / df), df, Source.WITHIN_RUN, runs)
+
+
+def pooled(first: Noise, second: Noise) -> Noise:
+    """Two estimates of one metric's noise as one, weighted by their degrees of freedom."""
+    df = first.df + second.df
+    variance = (first.df * first.sigma**2 + second.df * second.sigma**2) / df
+    return Noise(math.sqrt(variance), df, first.source, f"{first.evidence} and {second.evidence}")
+
+
+@cache
+def critical(df: int, alpha: float = ALPHA / 2) -> float:
+    """How many standard errors a move must reach: Student's t at 1 − alpha/2 (by
+    default the t test's half of ``ALPHA``)."""
+    if df <= 0:
+        return math.inf
+    target = 1 - alpha / 2
+    low, high = 0.0, 1.0
+    while _t_cdf(high, df) < target:
+        high *= 2
+    for _ in range(200):  # bisection to float precision
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if _t_cdf(middle, df) < target:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def _t_cdf(t: float, df: int) -> float:
+    """P(T ≤ t) for Student's t with ``df`` degrees of freedom, t ≥ 0."""
+    x = df / (df + t * t)
+    return 1 - 0.5 * _incomplete_beta(df / 2, 0.5, x)
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b), by its continued fraction
+    (evaluated with the modified Lentz method), on the side where it converges fast."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1 - _incomplete_beta(b, a, 1 - x)
+    log_front = a * math.log(x) + b * math.log1p(-x) - math.log(a) - _log_beta(a, b)
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    fraction = d
+    for m in range(1, 500):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1 + numerator * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            fraction *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return math.exp(log_front) * fraction
+
+
+def _log_beta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def robust_statistic(base: Sequence[float], head: Sequence[float]) -> float | None:
+    """|median(head) − median(base)| over the median absolute deviation of the runs from
+    their side's median (each odd side's median run left out: its deviation is zero by
+    construction). None with no repeat on either side; ∞ for a move between sides that
+    repeat exactly."""
+    deviations: list[float] = []
+    for side in (base, head):
+        if len(side) < 2:
+            continue
+        ordered = sorted(side)
+        middle = _median(ordered)
+        off_centre = [abs(x - middle) for x in ordered]
+        if len(ordered) % 2:
+            del off_centre[len(ordered) // 2]
+        deviations.extend(off_centre)
+    if not deviations:
+        return None
+    difference = abs(_median(head) - _median(base))
+    spread = _median(deviations)
+    if spread == 0:
+        return math.inf if difference > 0 else 0.0
+    return difference / spread
+
+
+def robust_critical(base_runs: int, head_runs: int) -> float | None:
+    """The robust statistic's critical value for these sizes, or None beyond the table."""
+    return CRITICAL.get((min(base_runs, head_runs), max(base_runs, head_runs)))
+
+
+def standard_error(noise: Noise, base_runs: int, head_runs: int) -> float:
+    """The standard error of the difference of the two sides' means."""
+    return noise.sigma * math.sqrt(1 / base_runs + 1 / head_runs)
+
+
+def ranks_agree(base: Sequence[float], head: Sequence[float]) -> bool:
+    """With three or more runs per side: whether a two-sided Mann–Whitney U test rejects
+    "no difference" at max(ALPHA·5, the smallest p-value these sizes allow). At 3 against
+    3 or 4 against 4 that means every PR run lies beyond every base run.
+
+    Fewer runs: True (the rank test can say nothing; the t test decides alone).
+    """
+    if len(base) < 3 or len(head) < 3:
+        return True
+    level = max(ALPHA * 5, _smallest_p(len(base), len(head)))
+    return _mann_whitney_p(base, head) <= level + 1e-12
+
+
+def _mann_whitney_p(base: Sequence[float], head: Sequence[float]) -> float:
+    """The two-sided p-value of U (a tie counts half) from U's exact distribution without
+    ties, which is what small samples of real numbers have; normal beyond 25 runs."""
+    n, m = len(base), len(head)
+    observed = _u(base, head)
+    mean = n * m / 2
+    extreme = abs(observed - mean)
+    if n > 25 or m > 25:
+        spread = math.sqrt(n * m * (n + m + 1) / 12)
+        return math.erfc(max(extreme - 0.5, 0.0) / spread / math.sqrt(2))
+    counts = _u_counts(n, m)
+    total = math.comb(n + m, n)
+    hits = sum(c for u, c in enumerate(counts) if abs(u - mean) >= extreme - 1e-9)
+    return hits / total
+
+
+@cache
+def _u_counts(n: int, m: int) -> tuple[int, ...]:
+    """How many orderings of n and m distinct values give each U from 0 to n·m."""
+    if n == 0 or m == 0:
+        return (1,)
+    # The largest value belongs to the first sample (U gains m) or to the second.
+    with_first = _u_counts(n - 1, m)
+    with_second = _u_counts(n, m - 1)
+    counts = [0] * (n * m + 1)
+    for u, c in enumerate(with_first):
+        counts[u + m] += c
+    for u, c in enumerate(with_second):
+        counts[u] += c
+    return tuple(counts)
+
+
+def _u(first: Sequence[float], second: Sequence[float]) -> float:
+    return sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in first for b in second)
+
+
+@cache
+def _smallest_p(n: int, m: int) -> float:
+    # Complete separation, either way: 2 of the C(n+m, n) orderings.
+    return 2 / math.comb(n + m, n)
+
+
+def _robust_sigma(groups: Sequence[Sequence[float]]) -> float:
+    """1.4826 × the median absolute deviation from each group's mean, each deviation scaled
+    by sqrt(m/(m-1)) so that small groups are not mistaken for quiet ones."""
+    deviations: list[float] = []
+    for group in groups:
+        mean = math.fsum(group) / len(group)
+        scale = math.sqrt(len(group) / (len(group) - 1))
+        deviations.extend(abs(x - mean) * scale for x in group)
+    return 1.4826 * _median(deviations)
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return ordered[middle - 1] / 2 + ordered[middle] / 2
