@@ -13,9 +13,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final, Protocol
 
+from perfbot.engine import noise
+from perfbot.engine.compare import NoiseKnowledge
+from perfbot.engine.noise import Noise
 from perfbot.engine.sides import Series, SideReport
 from perfbot.store.base import Store
-from perfbot.store.measurements import MeasuredSide, MeasurementRecord, SeriesKey
+from perfbot.store.measurements import CommitSamples, MeasuredSide, MeasurementRecord, SeriesKey
 
 if TYPE_CHECKING:
     from perfbot.app.handlers.context import JobContext
@@ -94,6 +97,74 @@ async def record_report_measurements(
         return 0
     ctx.log.info("recorded %d new measurements of run %s (%d series)", stored, run.id, len(records))
     return stored
+
+
+# The same-commit history one report's noise is learned from, per series: the newest
+# commits and rows only (noise drifts with runners and images over months).
+NOISE_COMMITS: Final = 20
+NOISE_ROWS: Final = 200
+
+
+async def learned_noise(
+    ctx: JobContext,
+    run: MeasuredRun,
+    pull: PullInfo,
+    sides: tuple[SideReport, SideReport],
+) -> NoiseKnowledge:
+    """What earlier measurements of the same commits teach about each metric's noise.
+
+    Read before this run is recorded, and without any of its attempts: a run is never
+    evidence of its own noise. Rows of fork PRs are left out (their author wrote them).
+    A failure is logged and teaches nothing: the comparison then uses the run's own
+    repeats and the formats' priors.
+    """
+    if ctx.app_id is None:
+        return {}
+    keys = series_keys(sides)
+    if not keys:
+        return {}
+    try:
+        history = await ctx.store.measurement_history(
+            run.repo_id,
+            keys,
+            exclude_run_id=run.id,
+            max_commits=NOISE_COMMITS,
+            max_rows=NOISE_ROWS,
+        )
+    except Exception as exc:
+        ctx.log.warning(
+            "noise history of run %s not read: %s", run.id, type(exc).__name__, exc_info=True
+        )
+        return {}
+    scales = {
+        (platform, metric): series.scale
+        for side in sides
+        for (platform, metric), series in side.series.items()
+    }
+    knowledge: dict[tuple[str, str], Noise] = {}
+    for key, commits in history.items():
+        head_series = sides[1].series.get((key.platform, key.metric))
+        if head_series is not None and head_series.settings != key.settings:
+            continue  # the base's settings: the comparison says "not comparable" anyway
+        scale = scales.get((key.platform, key.metric))
+        if scale is None or not commits:
+            continue
+        groups = [[x for samples in commit.runs for x in samples] for commit in commits]
+        estimate = noise.learned(groups, scale, _evidence(commits, pull))
+        if estimate is not None:
+            knowledge[(key.platform, key.metric)] = estimate
+    return knowledge
+
+
+def _evidence(commits: list[CommitSamples], pull: PullInfo) -> str:
+    """``8 measurements of main@abc1234``, or ``23 measurements of 4 commits``."""
+    repeated = [c for c in commits if sum(len(samples) for samples in c.runs) >= 2]
+    count = sum(len(samples) for c in repeated for samples in c.runs)
+    if len(repeated) == 1:
+        sha = repeated[0].sha
+        where = f"{pull.base_ref}@{sha[:7]}" if sha == pull.base_sha else sha[:7]
+        return f"{count} measurements of {where}"
+    return f"{count} measurements of {len(repeated)} commits"
 
 
 def report_records(

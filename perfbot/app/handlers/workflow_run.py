@@ -18,11 +18,11 @@ from perfbot.app.artifacts import (
 from perfbot.app.comment import live, publish
 from perfbot.app.handlers.context import JobContext
 from perfbot.app.jobs import Run, WorkflowRunJob
-from perfbot.app.measurements import record_report_measurements
+from perfbot.app.measurements import learned_noise, record_report_measurements
 from perfbot.app.pullproof import prove_pull
 from perfbot.app.repoconfig import ConfigResult
 from perfbot.engine import conclusion, platforms
-from perfbot.engine.compare import compare
+from perfbot.engine.compare import NoiseKnowledge, compare
 from perfbot.engine.escape import text
 from perfbot.engine.render import Footer, Prepared, RenderContext, Unreadable, compose, prepare
 from perfbot.engine.sides import SideReport, read_side, split_sides
@@ -276,14 +276,22 @@ async def _report_body(
     # Parsing, comparing and rendering a big report takes seconds of CPU: off the event loop,
     # so that webhooks are still answered (within GitHub's 10 s) and other jobs still run.
     # A small one (the usual case) takes a millisecond: a thread would cost more than that.
-    if sum(len(f.data) for f in contents.files) <= INLINE_BYTES:
-        return _compare_and_render(contents, context, config)
-    return await asyncio.to_thread(_compare_and_render, contents, context, config)
+    inline = sum(len(f.data) for f in contents.files) <= INLINE_BYTES
+    if inline:
+        base, head, context = _read_sides(contents, context, config)
+    else:
+        base, head, context = await asyncio.to_thread(_read_sides, contents, context, config)
+    # The noise of each metric, as earlier measurements of the same commits show it.
+    knowledge = await learned_noise(ctx, run, pull, (base, head))
+    if inline:
+        return _compare_and_render(base, head, context, config, knowledge)
+    return await asyncio.to_thread(_compare_and_render, base, head, context, config, knowledge)
 
 
-def _compare_and_render(
+def _read_sides(
     contents: ArtifactContents, context: RenderContext, config: ConfigResult
-) -> Report:
+) -> tuple[SideReport, SideReport, RenderContext]:
+    """Both sides of the report, read and narrowed to the configured platforms."""
     sides = split_sides(contents.files, contents.collisions)
     base, head = read_side(sides.files["base"]), read_side(sides.files["head"])
     # Colliding names are failed cases of their side: never one copy shown as the only one.
@@ -297,7 +305,17 @@ def _compare_and_render(
     if lined_up:
         said = tuple(f"ℹ️ {text(notice, 300)}" for notice in lined_up)
         context = replace(context, notices=(*context.notices, *said))
-    comparison = compare(base, head, config.config.policy())
+    return base, head, context
+
+
+def _compare_and_render(
+    base: SideReport,
+    head: SideReport,
+    context: RenderContext,
+    config: ConfigResult,
+    knowledge: NoiseKnowledge,
+) -> Report:
+    comparison = compare(base, head, config.config.policy(), knowledge)
     prepared = prepare(comparison, context)
     check = conclusion.for_comparison(
         comparison, compose(prepared), fail_on_regression=config.config.fail_on_regression
