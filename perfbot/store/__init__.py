@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from perfbot.store.base import Job, JobOutcome, JobStatus, NewJob, PullState, Store
-from perfbot.store.measurements import CommitSamples, MeasurementRecord, SeriesKey
+from perfbot.store.measurements import CommitSamples, MeasurementRecord, RunSeries, SeriesKey
 
 if TYPE_CHECKING:
     from perfbot.store.postgres import DatabaseUnavailable, PostgresStore
@@ -27,6 +27,7 @@ __all__ = [
     "NewJob",
     "PostgresStore",
     "PullState",
+    "RunSeries",
     "SQLiteStore",
     "SeriesKey",
     "Store",

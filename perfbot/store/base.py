@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from perfbot.model import Settings
-from perfbot.store.measurements import CommitSamples, MeasurementRecord, SeriesKey
+from perfbot.store.measurements import CommitSamples, MeasurementRecord, RunSeries, SeriesKey
 
 
 class JobStatus(enum.StrEnum):
@@ -263,6 +263,10 @@ class Store(Protocol):
         include_forks: bool = False,
     ) -> list[CommitSamples]:
         """``measurement_history`` of one series."""
+
+    async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
+        """Every series one attempt of a run recorded (a confirmation combines them with
+        the next attempt's), in no particular order; empty when it recorded none."""
 
     async def purge_measurements(self, before: float) -> int:
         """Delete the measurements recorded before ``before``; how many were deleted."""

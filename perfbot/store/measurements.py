@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from perfbot.model import Better, Scale, Settings
 
@@ -76,6 +76,17 @@ class CommitSamples:
     newest_recorded_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class RunSeries:
+    """One series as one attempt of a run recorded it (``Store.run_measurements``)."""
+
+    side: MeasuredSide
+    platform: str
+    metric: str
+    settings: Settings
+    samples: tuple[float, ...]
+
+
 # The history a report may ask for at most, per series: more would make one report's
 # query unbounded, and noise older than a few dozen commits says little about today's.
 MAX_HISTORY_COMMITS: Final = 100
@@ -116,6 +127,19 @@ def samples_from_text(text: str) -> tuple[float, ...]:
 
 def labels_text(labels: tuple[str, ...] | None) -> str | None:
     return None if labels is None else json.dumps(list(labels), ensure_ascii=False)
+
+
+def run_series(side: str, platform: str, metric: str, settings: str, samples: str) -> RunSeries:
+    """A ``RunSeries`` from its stored columns."""
+    if side not in MEASURED_SIDES:
+        raise ValueError(f"a stored measurement has no side {side!r}")
+    return RunSeries(
+        cast(MeasuredSide, side),
+        platform,
+        metric,
+        settings_from_text(settings),
+        samples_from_text(samples),
+    )
 
 
 def check_bounds(max_commits: int, max_rows: int) -> None:

@@ -36,9 +36,11 @@ from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
 from perfbot.store.measurements import (
     CommitSamples,
     MeasurementRecord,
+    RunSeries,
     SeriesKey,
     check_bounds,
     group_by_commit,
+    run_series,
     settings_text,
     storable,
 )
@@ -589,6 +591,17 @@ class PostgresStore:
             key: group_by_commit(per_key.get(index, ()), max_commits)
             for index, key in enumerate(unique)
         }
+
+    async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
+        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
+            cur = await conn.execute(
+                "SELECT side, platform, metric, settings, samples FROM measurements"
+                " WHERE repo_id = %s AND run_id = %s AND run_attempt = %s",
+                (repo_id, run_id, attempt),
+            )
+            return await cur.fetchall()
+
+        return [run_series(*row) for row in await self._on_connection(work)]
 
     async def commit_samples(
         self,

@@ -34,9 +34,11 @@ from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
 from perfbot.store.measurements import (
     CommitSamples,
     MeasurementRecord,
+    RunSeries,
     SeriesKey,
     check_bounds,
     group_by_commit,
+    run_series,
     settings_text,
     storable,
 )
@@ -449,6 +451,15 @@ class SQLiteStore:
             key: group_by_commit(per_key.get(index, ()), max_commits)
             for index, key in enumerate(unique)
         }
+
+    async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
+        rows = await self._run(
+            _fetch,
+            "SELECT side, platform, metric, settings, samples FROM measurements"
+            " WHERE repo_id = :repo AND run_id = :run AND run_attempt = :attempt",
+            {"repo": repo_id, "run": run_id, "attempt": attempt},
+        )
+        return [run_series(*row) for row in rows]
 
     async def commit_samples(
         self,

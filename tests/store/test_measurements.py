@@ -21,6 +21,7 @@ from perfbot.store.measurements import (
     MAX_HISTORY_COMMITS,
     CommitSamples,
     MeasurementRecord,
+    RunSeries,
     SeriesKey,
     settings_from_text,
     settings_text,
@@ -351,3 +352,23 @@ async def test_a_version_7_postgresql_database_gains_the_measurements(pg_url: st
         row = await cur.fetchone()
     assert row is not None
     assert row[0] == len(PG_MIGRATIONS) >= 8
+
+
+async def test_one_attempt_of_a_run_reads_back_whole(store: Store) -> None:
+    # A confirmation combines the first attempt's samples with the second's.
+    await store.record_measurements(
+        [
+            record(9, samples=(10.0, 10.5)),
+            record(9, side="head", sha="h9" * 20, samples=(9.0,)),
+            record(9, side="head", sha="h9" * 20, samples=(8.0,), attempt=2),
+            record(10, samples=(11.0,)),
+        ]
+    )
+    first = await store.run_measurements(REPO, 9, 1)
+    assert sorted(first, key=lambda s: s.side) == [
+        RunSeries("base", "lab", "tcp_rx.receiver_mbps", STREAMS_1, (10.0, 10.5)),
+        RunSeries("head", "lab", "tcp_rx.receiver_mbps", STREAMS_1, (9.0,)),
+    ]
+    assert [s.samples for s in await store.run_measurements(REPO, 9, 2)] == [(8.0,)]
+    assert await store.run_measurements(REPO, 9, 3) == []
+    assert await store.run_measurements(REPO + 1, 9, 1) == []
