@@ -186,6 +186,9 @@ class Store(Protocol):
 
     async def unlock(self, key: str, owner: str) -> None: ...
 
+    async def lock_holder(self, key: str, now: float) -> str | None:
+        """Who holds ``key`` at ``now`` (None: free or expired)."""
+
     # Pull-request state ----------------------------------------------------------------
 
     async def get_pull(self, repo_id: int, number: int) -> PullState | None: ...

@@ -479,6 +479,12 @@ class PostgresStore:
     async def unlock(self, key: str, owner: str) -> None:
         await self._execute("DELETE FROM locks WHERE key = %s AND owner = %s", (key, owner))
 
+    async def lock_holder(self, key: str, now: float) -> str | None:
+        row = await self._fetchone(
+            "SELECT owner FROM locks WHERE key = %s AND expires_at >= %s", (key, now)
+        )
+        return None if row is None else str(row[0])
+
     # Pull-request state --------------------------------------------------------------------------
 
     async def get_pull(self, repo_id: int, number: int) -> PullState | None:

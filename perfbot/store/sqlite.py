@@ -382,6 +382,14 @@ class SQLiteStore:
     async def unlock(self, key: str, owner: str) -> None:
         await self._run(_write_owned, "DELETE FROM locks WHERE key = ? AND owner = ?", (key, owner))
 
+    async def lock_holder(self, key: str, now: float) -> str | None:
+        rows = await self._run(
+            _fetch,
+            "SELECT owner FROM locks WHERE key = :key AND expires_at >= :now",
+            {"key": key, "now": now},
+        )
+        return str(rows[0][0]) if rows else None
+
     async def get_pull(self, repo_id: int, number: int) -> PullState | None:
         return await self._run(_get_pull, repo_id, number)
 

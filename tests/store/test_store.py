@@ -382,6 +382,14 @@ async def test_only_the_owner_unlocks(store: Store) -> None:
     await store.unlock("missing", "a")  # nothing to unlock is fine
 
 
+async def test_a_locks_holder_is_told_until_it_expires(store: Store) -> None:
+    assert await store.lock_holder("k", NOW) is None
+    assert await store.try_lock("k", "a", 10.0, NOW)
+    assert await store.lock_holder("k", NOW + 10) == "a"
+    assert await store.lock_holder("k", NOW + 11) is None  # expired
+    assert await store.lock_holder("other", NOW) is None
+
+
 # Pull-request state ------------------------------------------------------------------------
 
 
