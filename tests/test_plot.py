@@ -33,7 +33,7 @@ from perfbot.engine.plot import (
     safe_name,
 )
 from perfbot.engine.sides import SideReport
-from perfbot.model import FailedCase
+from perfbot.model import Better, FailedCase, Scale
 from tests.builders import side
 from tests.paths import REPO
 
@@ -121,6 +121,31 @@ def test_a_group_per_metric_with_base_and_pr_bars_in_verdict_colours() -> None:
     assert "100 Mbps" in shown
     assert "90 Mbps" in shown
     assert "950 Mbps (n=3)" in shown
+
+
+def test_the_change_is_said_in_the_metric_own_terms() -> None:
+    base = side({"loss": 0.5}, platform="p", unit="%", better=Better.LOWER, scale=Scale.POINTS)
+    side(
+        {"lost": 10.0},
+        platform="p",
+        unit="packets",
+        better=Better.LOWER,
+        scale=Scale.COUNT,
+        into=base,
+    )
+    head = side({"loss": 5.7}, platform="p", unit="%", better=Better.LOWER, scale=Scale.POINTS)
+    side(
+        {"lost": 57.0},
+        platform="p",
+        unit="packets",
+        better=Better.LOWER,
+        scale=Scale.COUNT,
+        into=head,
+    )
+    shown = texts(assert_inert(platform_svg(compare(base, head).platforms[0])))
+    assert "+5.20 pp" in shown
+    assert "+47 packets" in shown
+    assert not any(t.endswith(" %") and t.startswith("+") for t in shown)
 
 
 def test_bars_are_scaled_to_the_base_so_every_scale_reads_on_one_axis() -> None:

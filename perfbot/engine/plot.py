@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from perfbot.engine.barchart import Bar, Chart, Panel, Row, draw
 from perfbot.engine.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
+from perfbot.model import Scale
 
 MINUS = "\u2212"
 BASE_COLOUR = "#9aa3ad"
@@ -196,7 +197,7 @@ def _comparison_row(metric: MetricResult) -> Row:
             _scaled_bar(base, reference, metric.unit, BASE_COLOUR),
             _scaled_bar(head, reference, metric.unit, colour),
         )
-    note = "" if metric.change_pct is None else _percent(metric.change_pct)
+    note = _change(metric)
     detail = metric.verdict.value
     if metric.beyond_tolerance:
         detail += ", beyond tolerance"
@@ -336,6 +337,20 @@ def _percent(change: float) -> str:
     magnitude = abs(change)
     shown = f"{magnitude:.1f}" if magnitude < 1000 else f"{magnitude:.3g}"
     return f"{sign}{shown} %"
+
+
+def _change(metric: MetricResult) -> str:
+    """The change in the metric's own terms: a ratio metric in percent, a loss percentage
+    in percentage points, a counter in counts (``Measurement.scale``)."""
+    change = metric.change_pct
+    if change is None:
+        return ""
+    if metric.scale is Scale.RATIO:
+        return _percent(change)
+    sign = "+" if change > 0 else MINUS if change < 0 else "±"
+    if metric.scale is Scale.POINTS:
+        return f"{sign}{abs(change):.2f} pp"
+    return f"{sign}{_number(abs(change))} {metric.unit}".rstrip()
 
 
 def _value_label(stats: Stats, unit: str) -> str:
