@@ -6,6 +6,10 @@ written, except that every control character is dropped: a report's metric name 
 hold an escape sequence (``\\x1b[2J``, ``\\x9b…``) that would move the cursor, clear or
 recolour the terminal. Colour only goes to a terminal, and never when ``NO_COLOR`` is
 set (https://no-color.org) or the terminal is ``dumb``.
+
+A stochastic metric judged against its noise gets a last column with the band, where it
+came from and how clearly the move left it, worded as in the PR comment
+(``perfbot.engine.explain``); the column is there only when a row of the platform has one.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ from perfbot.engine.compare import (
     Verdict,
 )
 from perfbot.engine.escape import clean
+from perfbot.engine.explain import band, beyond_tolerance, change_text, hint
 from perfbot.engine.render import format_number, headline
 from perfbot.engine.sides import SideReport
-from perfbot.model import Scale
+
+__all__ = ["change_text", "comparison_table", "run_table", "safe", "wants_colour"]
 
 MAX_NAME = 80
-MINUS = "\u2212"
 
 # SGR codes; perfbot writes them itself, around text that was cleaned first.
 _RED, _BOLD_RED, _YELLOW, _GREEN, _DIM, _BOLD = "31", "1;31", "33", "32", "2", "1"
@@ -97,13 +102,18 @@ def _platform_block(
         yield f"  comparison not available: {safe(platform.unavailable, 200)}"
     if not platform.metrics:
         return
-    rows = [("metric", "base", "head", "change", "")]
+    rows: list[tuple[str, ...]] = [("metric", "base", "head", "change", "", "noise")]
     codes: list[str | None] = [None]
     for metric in platform.metrics:
         change, verdict, code = _change(metric, comparison)
-        rows.append((_name(metric), _stats(metric.base), _stats(metric.head), change, verdict))
+        cells = (_name(metric), _stats(metric.base), _stats(metric.head), change, verdict)
+        rows.append((*cells, _noise(metric)))
         codes.append(code)
-    yield from _aligned(rows, codes, paint, right=(False, True, True, True, False))
+    right: tuple[bool, ...] = (False, True, True, True, False, False)
+    if not any(row[-1] for row in rows[1:]):
+        # No band to show (a deterministic tool): the table as it always was.
+        rows, right = [row[:-1] for row in rows], right[:-1]
+    yield from _aligned(rows, codes, paint, right=right)
 
 
 def _name(metric: MetricResult) -> str:
@@ -128,8 +138,8 @@ def _change(metric: MetricResult, comparison: Comparison) -> tuple[str, str, str
     if metric.change_pct is None and verdict not in MOVED:
         shown = ""
     if verdict is Verdict.REGRESSED and metric.beyond_tolerance:
-        _, _, tolerance, _ = comparison.policy.resolve(metric.name)
-        return shown, f"regressed, beyond {tolerance:g} % tolerance", _BOLD_RED
+        _, _, tolerance, _ = comparison.policy.resolve(metric.name, metric.scale)
+        return shown, f"regressed, {beyond_tolerance(tolerance, metric.scale)}", _BOLD_RED
     # A verdict this table does not know yet (the noise-aware ones) is named as it is.
     word, code = _WORDS.get(verdict, (str(verdict.value), _YELLOW))
     if note:
@@ -145,24 +155,20 @@ _WORDS: dict[Verdict, tuple[str, str | None]] = {
     Verdict.MISSING: ("missing in head", _YELLOW),
     Verdict.FAILED: ("failed", _RED),
     Verdict.NOT_COMPARABLE: ("not comparable", None),
+    Verdict.UNCERTAIN: ("uncertain", _YELLOW),
 }
 
 
-def change_text(metric: MetricResult) -> str:
-    """The change in the metric's own terms: percent, percentage points or counts."""
-    change = metric.change_pct
-    if change is None:
-        return "from 0"
-    # A loss percentage moves in points and a counter in counts (Measurement.scale);
-    # a comparison without scales (older engines) is all ratios.
-    scale = getattr(metric, "scale", Scale.RATIO)
-    sign = "+" if change > 0 else MINUS
-    if scale == Scale.COUNT:
-        return "0" if change == 0 else f"{sign}{format_number(abs(change))}"
-    unit = " pp" if scale == Scale.POINTS else " %"
-    if round(change, 2) == 0:
-        return f"0.00{unit}"
-    return f"{sign}{abs(change):,.2f}{unit}"
+def _noise(metric: MetricResult) -> str:
+    """The band, its evidence and the confidence; for an uncertain metric, the hint
+    (``perfbot compare`` has no re-run command to offer)."""
+    if metric.verdict is Verdict.UNCERTAIN:
+        return hint(rerun=False)
+    shown = band(metric)
+    if shown is None:
+        return ""
+    cell = f"{shown.width}, {safe(shown.evidence, 100)}"
+    return f"{cell}: {shown.confidence}" if shown.confidence else cell
 
 
 def run_table(side: SideReport, *, colour: bool = False) -> str:

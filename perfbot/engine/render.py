@@ -34,6 +34,7 @@ from perfbot.engine.sections import (
     FULL,
     LEFT_OUT,
     NO_TABLES,
+    applies,
     format_number,
     headline,
     percent,
@@ -185,15 +186,20 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
         return _fitted(Prepared(UNREADABLE_HEADLINE, notices, content, footer), budget)
     footer = _footer(report.policy, context)
     title = headline(report)
+    rerun = context.footer is Footer.APP  # only the App's rows may suggest /perfbot rerun
     for level in DETAIL_LEVELS:
-        prepared = Prepared(title, notices, _content(report, provenance, level), footer)
+        if not applies(report, level):
+            continue  # a step that would leave nothing out
+        content = _content(report, provenance, level, rerun=rerun)
+        prepared = Prepared(title, notices, content, footer)
         if _size(compose(prepared)) <= budget:
             return prepared
     # Last resort for huge inputs: cap the overview and the failure list until it fits.
     rows = max(len(report.platforms), len(report.failures))
     while rows > 0:
         rows //= 2
-        prepared = Prepared(title, notices, _content(report, provenance, NO_TABLES, rows), footer)
+        content = _content(report, provenance, NO_TABLES, rows, rerun=rerun)
+        prepared = Prepared(title, notices, content, footer)
         if _size(compose(prepared)) <= budget:
             return prepared
     return _fitted(Prepared(title, notices, "", footer), budget)
@@ -231,11 +237,17 @@ def _fitted(prepared: Prepared, budget: int) -> Prepared:
 
 
 def _content(
-    comparison: Comparison, provenance: str, level: int, max_rows: int | None = None
+    comparison: Comparison,
+    provenance: str,
+    level: int,
+    max_rows: int | None = None,
+    *,
+    rerun: bool = False,
 ) -> str:
-    shown = list(sections(comparison, level, max_rows))
+    shown = list(sections(comparison, level, max_rows, rerun=rerun))
     if level > FULL:
-        left_out = ", ".join(LEFT_OUT[n] for n in range(1, level + 1))
+        steps = range(1, level + 1)
+        left_out = ", ".join(LEFT_OUT[n] for n in steps if applies(comparison, n))
         shown += ["", f"*Left out to stay within GitHub's comment size limit: {left_out}.*"]
     return _lines(provenance, shown)
 

@@ -2,33 +2,66 @@
 
 Pure and without layout around it: ``perfbot/engine/render.py`` composes the whole comment
 body (marker, notices, provenance, these sections, footer) and picks the detail level that
-fits the size limit. One metric row is ``_row``, its change cell ``_change``.
+fits the size limit. One metric row is ``_row``, its change cell ``_change`` and its
+noise cell ``_noise``: a table has that last column only when one of its rows needs it (a
+stochastic metric's band, or the hint of an uncertain one), so deterministic tools' tables
+look as they always did.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from perfbot.engine.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
+from perfbot.engine.compare import (
+    MOVED,
+    Comparison,
+    MetricResult,
+    PlatformResult,
+    Stats,
+    Verdict,
+)
 from perfbot.engine.escape import code, text
+from perfbot.engine.explain import band, beyond_tolerance, change_text, hint
+from perfbot.engine.numbers import MINUS, format_number
+from perfbot.model import Scale
 
-MINUS = "\u2212"
+__all__ = [
+    "DETAIL_LEVELS",
+    "FULL",
+    "LEFT_OUT",
+    "MINUS",
+    "NO_BANDS",
+    "NO_TABLES",
+    "applies",
+    "count",
+    "format_number",
+    "headline",
+    "percent",
+    "plural",
+    "sections",
+]
+
 TABLE_HEAD = "| metric | base | PR | change |\n|---|--:|--:|--:|"
+TABLE_HEAD_NOISE = "| metric | base | PR | change | noise |\n|---|--:|--:|--:|---|"
 
-# Detail levels, dropped in this order when the body is too long.
-FULL, NO_UNCHANGED_ROWS, NO_UNCHANGED_PLATFORMS, NO_TABLES = range(4)
-DETAIL_LEVELS = (FULL, NO_UNCHANGED_ROWS, NO_UNCHANGED_PLATFORMS, NO_TABLES)
+# Detail levels, dropped in this order when the body is too long: the noise bands' words
+# go before any row does.
+FULL, NO_BANDS, NO_UNCHANGED_ROWS, NO_UNCHANGED_PLATFORMS, NO_TABLES = range(5)
+DETAIL_LEVELS = (FULL, NO_BANDS, NO_UNCHANGED_ROWS, NO_UNCHANGED_PLATFORMS, NO_TABLES)
 LEFT_OUT = {
+    NO_BANDS: "the noise bands",
     NO_UNCHANGED_ROWS: "the unchanged rows",
     NO_UNCHANGED_PLATFORMS: "the platforms where nothing moved",
     NO_TABLES: "the per-metric tables",
 }
 
 
-def sections(comparison: Comparison, level: int, max_rows: int | None = None) -> Iterator[str]:
+def sections(
+    comparison: Comparison, level: int, max_rows: int | None = None, *, rerun: bool = False
+) -> Iterator[str]:
     """The lines of the comparison at ``level``; ``max_rows`` caps the overview and the
-    failure list (the last resort for huge inputs)."""
+    failure list (the last resort for huge inputs). ``rerun``: the body is the App's,
+    whose uncertain rows may suggest ``/perfbot rerun``."""
     platforms = comparison.platforms
     if level >= NO_UNCHANGED_PLATFORMS:
         platforms = tuple(p for p in platforms if not _quiet(p))
@@ -39,7 +72,7 @@ def sections(comparison: Comparison, level: int, max_rows: int | None = None) ->
         yield f"{hidden} platform{plural(hidden)} where nothing moved {_are(hidden)} not shown."
     for platform in platforms if level < NO_TABLES else ():
         yield ""
-        yield from _platform_section(platform, comparison, level)
+        yield from _platform_section(platform, _Table(comparison, level, rerun))
     if level >= NO_TABLES:
         yield from _failure_list(comparison, max_rows)
 
@@ -60,6 +93,9 @@ def headline(comparison: Comparison) -> str:
         parts.append(count(failed, "failed case"))
     if summary[Verdict.MISSING]:
         parts.append(count(summary[Verdict.MISSING], "missing metric"))
+    if summary[Verdict.UNCERTAIN]:
+        # Never counted as moves: nothing is known of their noise.
+        parts.append(_uncertain(summary[Verdict.UNCERTAIN]))
     if parts:
         return ", ".join(parts)
     if comparison.platforms and all(p.unavailable for p in comparison.platforms):
@@ -104,6 +140,7 @@ def _other(platform: PlatformResult) -> str:
         (Verdict.MISSING, "➖ {} missing"),
         (Verdict.NEW, "🆕 {} new"),
         (Verdict.NOT_COMPARABLE, "⚪ {} not comparable"),
+        (Verdict.UNCERTAIN, "❔ {} uncertain"),
     ):
         if platform.count(verdict):
             parts.append(label.format(platform.count(verdict)))
@@ -126,27 +163,54 @@ def _stays_open(platform: PlatformResult) -> bool:
     )
 
 
-def _platform_section(
-    platform: PlatformResult, comparison: Comparison, level: int
-) -> Iterator[str]:
+def applies(comparison: Comparison, level: int) -> bool:
+    """Whether ``level`` leaves out anything the level before it showed: without any noise
+    cell in the comparison, leaving the bands out is no step (and is never said)."""
+    if level != NO_BANDS:
+        return True
+    for platform in comparison.platforms:
+        open_ = _stays_open(platform)
+        if any(_noise(m, open_, rerun=False) for m in platform.metrics):
+            return True
+    return False
+
+
+class _Table:
+    """How one comparison's tables are written: its policy, the detail level, the path."""
+
+    def __init__(self, comparison: Comparison, level: int, rerun: bool) -> None:
+        self.comparison = comparison
+        self.level = level
+        self.rerun = rerun
+
+    def rows(self, metrics: Sequence[MetricResult], *, open_: bool) -> Iterator[str]:
+        """A table of ``metrics``, with a noise column only if one of them needs it."""
+        cells = [
+            _noise(m, open_, rerun=self.rerun) if self.level < NO_BANDS else "" for m in metrics
+        ]
+        noise = any(cells)
+        yield TABLE_HEAD_NOISE if noise else TABLE_HEAD
+        for metric, cell in zip(metrics, cells, strict=True):
+            yield _row(metric, self.comparison, cell if noise else None)
+
+
+def _platform_section(platform: PlatformResult, table: _Table) -> Iterator[str]:
     unchanged = [m for m in platform.metrics if m.verdict is Verdict.UNCHANGED]
     others = [m for m in platform.metrics if m.verdict is not Verdict.UNCHANGED]
     others.sort(key=_row_order)
     if _stays_open(platform):
         yield f"#### {code(platform.name)}"
         yield ""
-        yield TABLE_HEAD
-        yield from (_row(m, comparison) for m in others)
-        yield from _folded_rows(unchanged, comparison, level)
+        yield from table.rows(others, open_=True)
+        yield from _folded_rows(unchanged, table)
         yield from _failures(platform)
         return
-    summary = _platform_summary(platform, comparison)
+    summary = _platform_summary(platform, table.comparison)
     yield f"<details><summary>{code(platform.name)}: {summary}</summary>"
     yield ""
-    rows = others + unchanged if level == FULL else others
+    rows = others + unchanged if table.level < NO_UNCHANGED_ROWS else others
     if rows:
-        yield TABLE_HEAD
-        yield from (_row(m, comparison) for m in rows)
+        yield from table.rows(rows, open_=False)
     elif unchanged:
         yield f"{count(len(unchanged), 'unchanged row')} left out."
     yield from _failures(platform)
@@ -154,17 +218,18 @@ def _platform_section(
     yield "</details>"
 
 
-def _folded_rows(rows: list[MetricResult], comparison: Comparison, level: int) -> Iterator[str]:
+def _folded_rows(rows: list[MetricResult], table: _Table) -> Iterator[str]:
     if not rows:
         return
     yield ""
-    if level > FULL:
+    if table.level >= NO_UNCHANGED_ROWS:
         yield f"{count(len(rows), 'unchanged metric')} (rows left out)."
         return
     yield f"<details><summary>{count(len(rows), 'unchanged metric')}</summary>"
     yield ""
-    yield TABLE_HEAD
-    yield from (_row(m, comparison) for m in rows)
+    # The platform is open: an unchanged row that moved beyond the floor but stayed
+    # within its noise shows that band, so a reader sees why it is not a move.
+    yield from table.rows(rows, open_=True)
     yield ""
     yield "</details>"
 
@@ -174,15 +239,29 @@ def _platform_summary(platform: PlatformResult, comparison: Comparison) -> str:
         return f"comparison not available: {platform.unavailable}"
     total = len(platform.metrics)
     if _quiet(platform):
-        floor = percent(comparison.policy.threshold)
-        return f"all {count(total, 'metric')} unchanged (within ±{floor})"
+        return f"all {count(total, 'metric')} unchanged ({_within(platform, comparison)})"
     parts = [f"{platform.count(Verdict.UNCHANGED)} unchanged"]
     if _failed(platform):
         parts.append(f"{_failed(platform)} failed")
     for verdict in (Verdict.MISSING, Verdict.NEW, Verdict.NOT_COMPARABLE):
         if platform.count(verdict):
             parts.append(f"{platform.count(verdict)} {verdict.value}")
+    if platform.count(Verdict.UNCERTAIN):
+        parts.append(_uncertain(platform.count(Verdict.UNCERTAIN)))
     return ", ".join(parts)
+
+
+def _within(platform: PlatformResult, comparison: Comparison) -> str:
+    """What "unchanged" meant for a quiet platform: under the floor, or within noise too."""
+    if any(m.band is not None for m in platform.metrics):
+        return "within the noise floor or their noise"
+    if all(m.scale is Scale.RATIO for m in platform.metrics):
+        return f"within ±{percent(comparison.policy.threshold)}"
+    return "within the noise floor"
+
+
+def _uncertain(n: int) -> str:
+    return f"{n} uncertain (single run{plural(n)})"
 
 
 def _failures(platform: PlatformResult) -> Iterator[str]:
@@ -216,7 +295,8 @@ _ROW_ORDER = {
     Verdict.NOT_COMPARABLE: 3,
     Verdict.IMPROVED: 4,
     Verdict.NEW: 5,
-    Verdict.UNCHANGED: 6,
+    Verdict.UNCERTAIN: 6,
+    Verdict.UNCHANGED: 7,
 }
 
 
@@ -227,11 +307,12 @@ def _row_order(metric: MetricResult) -> tuple[float, int, float, str]:
     return (order, 0 if metric.beyond_tolerance else 1, magnitude, metric.name)
 
 
-def _row(metric: MetricResult, comparison: Comparison) -> str:
+def _row(metric: MetricResult, comparison: Comparison, noise: str | None = None) -> str:
     unit = f" ({text(metric.unit, 20)})" if metric.unit else ""
+    last = "" if noise is None else f" {noise} |"
     return (
         f"| {code(metric.name)}{unit} | {_stats(metric.base)} | {_stats(metric.head)} "
-        f"| {_change(metric, comparison)} |"
+        f"| {_change(metric, comparison)} |{last}"
     )
 
 
@@ -247,7 +328,8 @@ def _stats(stats: Stats | None) -> str:
 
 
 def _change(metric: MetricResult, comparison: Comparison) -> str:
-    verdict, change = metric.verdict, metric.change_pct
+    """The change in the metric's own units (percent, points, counts) and its verdict."""
+    verdict = metric.verdict
     note = f" ({text(metric.note)})" if metric.note else ""
     if verdict is Verdict.NEW:
         return "🆕 new"
@@ -256,48 +338,36 @@ def _change(metric: MetricResult, comparison: Comparison) -> str:
     if verdict is Verdict.FAILED:
         return f"❌ {text(metric.note or 'failed')}"
     if verdict is Verdict.NOT_COMPARABLE:
-        return f"⚪ not comparable{note}"
-    shown = _signed_percent(change) if change is not None else "from 0"
+        return f"⚪ not comparable{note}"  # the note names the settings that differ
+    shown = change_text(metric)
+    if metric.note == "from zero":
+        note = ""  # "from 0" says it already
     if verdict is Verdict.REGRESSED and metric.beyond_tolerance:
-        _, _, tolerance, _ = comparison.policy.resolve(metric.name)
-        return f"🔴 **{shown}** (beyond {percent(tolerance)} tolerance)"
+        _, _, tolerance, _ = comparison.policy.resolve(metric.name, metric.scale)
+        return f"🔴 **{shown}** ({beyond_tolerance(tolerance, metric.scale)}){note}"
     if verdict is Verdict.REGRESSED:
-        return f"🟠 {shown}"
+        # A move's note is what happened to it since (confirming, not reproduced…).
+        return f"🟠 {shown}{note}"
     if verdict is Verdict.IMPROVED:
-        return f"🟢 {shown}"
+        return f"🟢 {shown}{note}"
+    if verdict is Verdict.UNCERTAIN:
+        return f"❔ {shown}{note}"
     return f"{shown}{note}"
 
 
-# Powers of ten between which numbers are written out in full (else in scientific notation).
-_PLAIN_MAGNITUDES = (-6, 15)
-
-
-def format_number(value: float) -> str:
-    """Five significant digits, thousands separated, no trailing zeros: ``13.037``, ``20,127``."""
-    if value == 0 or not math.isfinite(value):
-        return "0" if value == 0 else "—"
-    magnitude = math.floor(math.log10(abs(value)))
-    if not _PLAIN_MAGNITUDES[0] <= magnitude < _PLAIN_MAGNITUDES[1]:
-        # Beyond a trillion or below a millionth, digits would flood a cell (1e308 has 309)
-        # or round to 0: five significant digits in scientific notation instead.
-        mantissa, exponent = f"{value:.4e}".split("e")
-        if "." in mantissa:
-            mantissa = mantissa.rstrip("0").rstrip(".")
-        return f"{mantissa}e{int(exponent):+d}".replace("-", MINUS)
-    decimals = min(max(4 - magnitude, 0), 9)
-    shown = f"{value:,.{decimals}f}"
-    if "." in shown:
-        shown = shown.rstrip("0").rstrip(".")
-    return shown.replace("-", MINUS)
-
-
-def _signed_percent(change: float) -> str:
-    if round(change, 2) == 0:
-        return "0.00 %"
-    sign = "+" if change > 0 else MINUS
-    if abs(change) >= 10 ** _PLAIN_MAGNITUDES[1]:
-        return f"{sign}{format_number(abs(change))} %"
-    return f"{sign}{abs(change):.2f} %"
+def _noise(metric: MetricResult, open_: bool, *, rerun: bool) -> str:
+    """The noise cell: a stochastic metric's band, where it came from and how clearly
+    the move left it; for an uncertain one, what would make it judgeable. Empty for a
+    deterministic tool, and for an unchanged row of a folded platform."""
+    if metric.verdict is Verdict.UNCERTAIN:
+        return hint(rerun)
+    if metric.verdict not in MOVED and not (open_ and metric.verdict is Verdict.UNCHANGED):
+        return ""
+    shown = band(metric)
+    if shown is None:
+        return ""
+    cell = f"{shown.width}, {text(shown.evidence, 100)}"
+    return f"{cell}: {shown.confidence}" if shown.confidence else cell
 
 
 def percent(value: float) -> str:
