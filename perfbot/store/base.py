@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from perfbot.model import Settings
+from perfbot.store.history import HistoryQuery, HistoryRow
 from perfbot.store.measurements import CommitSamples, MeasurementRecord, RunSeries, SeriesKey
 
 
@@ -270,6 +271,13 @@ class Store(Protocol):
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         """Every series one attempt of a run recorded (a confirmation combines them with
         the next attempt's), in no particular order; empty when it recorded none."""
+
+    async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
+        """The newest ``query.limit`` stored rows ``query`` selects, oldest first
+        (``perfbot history``)."""
+
+    async def has_measurements(self, repo_full_name: str) -> bool:
+        """Whether any measurement of OWNER/NAME (any case) is stored."""
 
     async def purge_measurements(self, before: float) -> int:
         """Delete the measurements recorded before ``before``; how many were deleted."""

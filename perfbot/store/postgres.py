@@ -33,6 +33,13 @@ from perfbot.store._rows import (
     upsert_pull,
 )
 from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
+from perfbot.store.history import (
+    HistoryQuery,
+    HistoryRow,
+    history_rows,
+    history_sql,
+    repository_known_sql,
+)
 from perfbot.store.measurements import (
     CommitSamples,
     MeasurementRecord,
@@ -631,6 +638,24 @@ class PostgresStore:
             include_forks=include_forks,
         )
         return history[key]
+
+    async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
+        sql, params = history_sql(query, lambda name: f"%({name})s", "postgres")
+
+        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
+            cur = await conn.execute(sql, params)
+            return await cur.fetchall()
+
+        return history_rows(await self._on_connection(work))
+
+    async def has_measurements(self, repo_full_name: str) -> bool:
+        sql = repository_known_sql(lambda name: f"%({name})s")
+
+        async def work(conn: AsyncConnection[TupleRow]) -> bool:
+            cur = await conn.execute(sql, {"repo": repo_full_name})
+            return await cur.fetchone() is not None
+
+        return await self._on_connection(work)
 
     async def purge_measurements(self, before: float) -> int:
         return await self._delete_in_batches(

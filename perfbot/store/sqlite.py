@@ -31,6 +31,13 @@ from perfbot.store._rows import (
     upsert_pull,
 )
 from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
+from perfbot.store.history import (
+    HistoryQuery,
+    HistoryRow,
+    history_rows,
+    history_sql,
+    repository_known_sql,
+)
 from perfbot.store.measurements import (
     CommitSamples,
     MeasurementRecord,
@@ -491,6 +498,14 @@ class SQLiteStore:
             include_forks=include_forks,
         )
         return history[key]
+
+    async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
+        sql, params = history_sql(query, lambda name: f":{name}", "sqlite")
+        return history_rows(await self._run(_fetch, sql, params))
+
+    async def has_measurements(self, repo_full_name: str) -> bool:
+        sql = repository_known_sql(lambda name: f":{name}")
+        return bool(await self._run(_fetch, sql, {"repo": repo_full_name}))
 
     async def purge_measurements(self, before: float) -> int:
         return await self._run(
