@@ -229,7 +229,8 @@ def _add_loss(out: _Out, prefix: str, receiver: _Line) -> None:
         Scale.POINTS,
     )
     out.add(f"{prefix}lost_packets", lost, "packets", Better.LOWER, Scale.COUNT)
-    out.add(f"{prefix}packets", total, "packets", Better.HIGHER, Scale.COUNT)
+    # A volume, not an error counter (as in the JSON parser): judged relative to the base.
+    out.add(f"{prefix}packets", total, "packets", Better.HIGHER)
     out.add(f"{prefix}jitter_ms", float(udp["jitter"]), "ms", Better.LOWER)
 
 
