@@ -10,7 +10,10 @@ Versions, counted per kind (``version`` on each class):
 - 1, the previous release: no ``version`` field. ``workflow_run`` jobs held triage's slim
   copy of the delivery, the others the whole webhook body. ``decode`` still reads both
   (and a full webhook body of any kind), so jobs queued before an upgrade still run.
-- 2, this release: ``{"version": 2, ...the dataclass's fields}``, plain JSON.
+- 2: ``{"version": 2, ...the dataclass's fields}``, plain JSON.
+- 3, this release, ``workflow_run`` only: its ``run`` carries the repository's
+  ``default_branch`` (push runs on it are recorded). A version-2 job reads with None
+  there: triage queued only pull_request runs then, which never ask for it.
 
 A version newer than this code knows is refused with a sentence naming it: a job queued
 by a newer perfbot, found after a downgrade, ends FAILED rather than run half-understood.
@@ -91,6 +94,9 @@ class Run:
     workflow_path: str
     html_url: str
     hinted_pulls: tuple[int, ...]  # PRs of this repository GitHub lists for the run
+    # The repository's default branch as the delivery said (None: a job queued before
+    # version 3 of workflow_run jobs, or a delivery without it).
+    default_branch: str | None = None
 
     @property
     def full_name(self) -> str:
@@ -103,9 +109,10 @@ class Run:
 
 @dataclass(frozen=True, slots=True)
 class WorkflowRunJob:
-    """A pull request's workflow run completed (compare it), or started (mark it stale)."""
+    """A pull request's workflow run completed (compare it), or started (mark it stale);
+    or a push run on the default branch completed (record it)."""
 
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     action: str  # one of WORKFLOW_RUN_ACTIONS
     run: Run
 
@@ -242,10 +249,27 @@ def decode(kind: str, payload: str | bytes) -> AnyJob:
     if version == LEGACY_VERSION:
         return _read_legacy(kind, document)
     fields_only = {key: value for key, value in document.items() if key != "version"}
+    upgrade = _UPGRADES.get((kind, version))
+    if upgrade is not None:
+        fields_only = upgrade(fields_only)
     job: AnyJob = _build(cls, fields_only, f"the {kind} job")
     if isinstance(job, RerequestJob | InstallationJob) and job.event != kind:
         raise BadPayload(f"the {kind} job's payload is a {job.event} job")
     return job
+
+
+def _workflow_run_v2(document: dict[str, Any]) -> dict[str, Any]:
+    """A version-2 workflow_run job as version 3: its run's default branch unknown."""
+    run = document.get("run")
+    if isinstance(run, dict) and "default_branch" not in run:
+        return {**document, "run": {**run, "default_branch": None}}
+    return document
+
+
+# (kind, older version) → the document in the kind's current version's fields.
+_UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    ("workflow_run", 2): _workflow_run_v2,
+}
 
 
 def _shown(value: object) -> str:
@@ -280,6 +304,7 @@ def read_workflow_run(payload: JSONObject) -> WorkflowRunJob:
         repo_id = int(repo["id"])
         conclusion = run.get("conclusion")
         head_repo_id = head_repo.get("id")
+        default_branch = repo.get("default_branch")
         return WorkflowRunJob(
             action,
             Run(
@@ -301,6 +326,7 @@ def read_workflow_run(payload: JSONObject) -> WorkflowRunJob:
                 workflow_path=str(run.get("path") or ""),
                 html_url=str(run.get("html_url") or ""),
                 hinted_pulls=_same_repo_pulls(run, repo_id),
+                default_branch=default_branch if isinstance(default_branch, str) else None,
             ),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -228,11 +228,19 @@ def _workflow_run_job(delivery: Delivery) -> NewJob | None:
     repo = delivery.payload.get("repository")
     if not is_object(run) or not is_object(repo):
         return None
-    if run.get("event") != "pull_request":
-        return None
+    event = run.get("event")
     head_repo = run.get("head_repository")
     if not is_object(head_repo):
         head_repo = {}
+    if event == "push":
+        # Recorded once finished (no comment to mark stale before): a job per completed
+        # push run, which says why when it is not the default branch's measurement.
+        if delivery.action != "completed":
+            return None
+        job = read_workflow_run(_slim_workflow_run(delivery, run, repo, head_repo))
+        return _queued(delivery, job, f"{_scalar(repo.get('id'))}:push:{job.run.head_branch}")
+    if event != "pull_request":
+        return None
     # One pull request is one head branch of one head repository: jobs of its runs are
     # serialised by that pair (the PR number is only proven inside the job).
     key = (
@@ -279,6 +287,7 @@ def _slim_workflow_run(
             "id": _scalar(repo.get("id")),
             "name": _scalar(repo.get("name")),
             "full_name": _scalar(repo.get("full_name")),
+            "default_branch": _scalar(repo.get("default_branch")),
             "owner": {"login": _scalar(owner.get("login")) if is_object(owner) else None},
         },
         "workflow_run": {

@@ -1,0 +1,171 @@
+"""``workflow_run`` of a ``push``: a measurement of the default branch is recorded, silently.
+
+The run measured one commit (its report holds ``head/`` only, or is a single run with
+neither ``base/`` nor ``head/``). Its series go to the measurement store with the side
+'push' at the run's head commit: they are the target branch's trend, and, measured more
+than once, its noise. Nothing is posted: no comment, no check run. Every other push run
+(another branch, a fork's, not a configured measurement workflow) ends with its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+from perfbot.app.artifacts import (
+    ArtifactContents,
+    ArtifactError,
+    ArtifactLimits,
+    read_report_zip,
+    zip_sha256,
+)
+from perfbot.app.handlers.context import JobContext
+from perfbot.app.jobs import Run, WorkflowRunJob
+from perfbot.app.measurements import INLINE_SERIES, MAX_RECORDED_ROWS, MAX_RECORDED_SAMPLES
+from perfbot.engine import platforms
+from perfbot.engine.sides import SIDES, ReportFile, SideReport, read_side, split_sides
+from perfbot.github.errors import ArtifactGone
+from perfbot.github.types import ArtifactInfo
+from perfbot.store.measurements import MeasurementRecord
+
+LIMITS: Final = ArtifactLimits()
+# Up to this size a report is unzipped and parsed on the event loop (as for PR runs).
+INLINE_ZIP_BYTES: Final = 16 * 1024
+INLINE_BYTES: Final = 64 * 1024
+
+
+async def on_push_run(ctx: JobContext, job: WorkflowRunJob) -> str:
+    """Record a completed push run of the default branch; every job ends with why."""
+    run = job.run
+    where = f"{run.head_branch}@{run.head_sha[:7]}"
+    if not job.completed:
+        return ctx.ended(f"ignored: push run {run.id} has not completed")
+    if run.run_repo_id != run.repo_id or run.head_repo_id != run.repo_id:
+        return ctx.ended(f"ignored: push run {run.id} is not of {run.full_name} itself")
+    if run.default_branch is None or run.head_branch != run.default_branch:
+        default = run.default_branch or "unknown"
+        return ctx.ended(
+            f"ignored: push run {run.id} of {where} is not on the default branch ({default})"
+        )
+    refused = await ctx.write_refused(run.owner, run.name)
+    if refused is not None:
+        return ctx.ended(f"ignored: {refused}")
+    config = (await ctx.configs.get(ctx.installation, run.owner, run.name)).config
+    if not config.matches_workflow(run.workflow_name, run.workflow_path):
+        return ctx.ended(f"ignored: workflow {run.workflow_name!r} is not a configured measurement")
+    if ctx.app_id is None:
+        return ctx.ended(f"push run {run.id}: nothing is recorded without the App")
+    artifacts = await ctx.installation.list_run_artifacts(run.owner, run.name, run.id)
+    artifact = _newest(artifacts, config.report_artifact, run.id)
+    if artifact is None:
+        return ctx.ended(f"no usable {config.report_artifact!r} artifact on push run {run.id}")
+    try:
+        contents = await _read_report(ctx, run, artifact)
+    except (ArtifactError, ArtifactGone) as exc:
+        return ctx.ended(f"push run {run.id} of {where} not recorded: {exc}")
+    if sum(len(file.data) for file in contents.files) <= INLINE_BYTES:
+        side, note = single_side(contents.files)
+    else:  # parsing a big report takes seconds of CPU: off the event loop
+        side, note = await asyncio.to_thread(single_side, contents.files)
+    if side is None:
+        return ctx.ended(f"push run {run.id} of {where} not recorded: {note}")
+    side = platforms.select(side, config.platforms)
+    if not side.series:
+        return ctx.ended(f"push run {run.id} of {where} not recorded: no measurements")
+    # The download took a while: perfbot may have been suspended or disabled meanwhile.
+    refused = await ctx.write_refused(run.owner, run.name)
+    if refused is not None:
+        return ctx.ended(f"push run {run.id} of {where} not recorded: {refused}")
+    installation_id = ctx.installation_id
+    now = ctx.now()
+    if len(side.series) <= INLINE_SERIES:
+        records = push_records(run, side, installation_id, now)
+    else:
+        records = await asyncio.to_thread(push_records, run, side, installation_id, now)
+    stored = await ctx.store.record_measurements(records)
+    again = "" if stored == len(records) else f", {len(records) - stored} of them stored already"
+    ignored = f"; {note}" if note else ""
+    return ctx.ended(
+        f"recorded {len(records)} series of {where} (push run{again}): nothing to comment{ignored}"
+    )
+
+
+def single_side(files: list[ReportFile]) -> tuple[SideReport | None, str]:
+    """The one run a push measured, and a note on what of the report was not read.
+
+    ``head/`` when the report has it (a ``base/`` beside it measured no commit of this
+    push: left out, and said); else the files at the root as a single run. A report of
+    ``base/`` alone measured nothing of this commit: None, with why.
+    """
+    tops = {file.path.partition("/")[0] for file in files if "/" in file.path}
+    if not tops & set(SIDES):
+        return read_side(files), ""
+    sides = split_sides(files)
+    if not sides.files["head"]:
+        return None, "its report has base/ but no head/ (a push run measures one commit)"
+    head = read_side(sides.files["head"])
+    left_out = len(sides.files["base"]) + len(sides.left_out)
+    note = f"{left_out} file(s) outside head/ left out" if left_out else ""
+    return head, note
+
+
+def push_records(
+    run: Run, side: SideReport, installation_id: int | None, now: float
+) -> list[MeasurementRecord]:
+    """The rows of a push run: each series at the run's head commit, side 'push', bounded
+    as a PR run's are (an artifact is untrusted even on the default branch)."""
+    records: list[MeasurementRecord] = []
+    samples = 0
+    for (platform, metric), series in sorted(side.series.items(), key=lambda item: item[0]):
+        samples += len(series.samples)
+        if len(records) >= MAX_RECORDED_ROWS or samples > MAX_RECORDED_SAMPLES:
+            break
+        records.append(
+            MeasurementRecord(
+                repo_id=run.repo_id,
+                repo_full_name=run.full_name,
+                installation_id=installation_id,
+                platform=platform,
+                metric=metric,
+                unit=series.unit,
+                better=series.better,
+                scale=series.scale,
+                side="push",
+                sha=run.head_sha,
+                run_id=run.id,
+                run_attempt=run.attempt,
+                workflow_id=None,
+                workflow_name=run.workflow_name,
+                event=run.event,
+                branch=run.head_branch,
+                pr_number=None,
+                samples=tuple(series.samples),
+                settings=series.settings,
+                recorded_at=now,
+                from_fork=False,
+            )
+        )
+    return records
+
+
+def _newest(artifacts: list[ArtifactInfo], name: str, run_id: int) -> ArtifactInfo | None:
+    mine = [a for a in artifacts if a.name == name and not a.expired and a.run_id in (None, run_id)]
+    return max(mine, key=lambda a: (a.created_at, a.id), default=None)
+
+
+async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> ArtifactContents:
+    """The report's files within the PR runs' limits (size, digest, zip bombs, paths)."""
+    if artifact.size_in_bytes > LIMITS.max_zip_bytes:
+        raise ArtifactError(
+            artifact.name,
+            f"{artifact.size_in_bytes:,} bytes is over the {LIMITS.max_zip_bytes:,}-byte limit",
+        )
+    data = await ctx.installation.download_artifact(
+        run.owner, run.name, artifact.id, max_bytes=LIMITS.max_zip_bytes
+    )
+    digest = artifact.digest
+    if digest and digest.startswith("sha256:") and zip_sha256(data) != digest:
+        raise ArtifactError(artifact.name, "the download does not match the artifact's digest")
+    if len(data) <= INLINE_ZIP_BYTES:
+        return read_report_zip(data, artifact.name, LIMITS)
+    return await asyncio.to_thread(read_report_zip, data, artifact.name, LIMITS)

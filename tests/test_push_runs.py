@@ -1,0 +1,184 @@
+"""Push runs on the default branch are recorded in the measurement store and post nothing
+(end to end against the fake GitHub); every other push run ends DONE with its reason."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from perfbot.app.jobs import Run, WorkflowRunJob, decode, encode
+from perfbot.app.triage import job_for, parse_delivery
+from tests.fakegithub import Run as FakeRun
+from tests.harness import (
+    ZPERF_BASE,
+    World,
+    assert_done,
+    in_process_service,
+    wait_idle,
+    zip_of,
+    zperf_log,
+)
+
+MAIN_SHAS = [f"{index:x}" * 40 for index in range(1, 6)]
+
+
+def post(client: httpx.Client, body: bytes, headers: dict[str, str]) -> str:
+    response = client.post("/webhook", content=body, headers=headers)
+    assert response.status_code == 202, response.text
+    return headers["X-GitHub-Delivery"]
+
+
+def push_run(
+    world: World,
+    run_id: int,
+    sha: str,
+    *,
+    branch: str = "main",
+    files: dict[str, str | bytes] | None = None,
+    name: str = "net-perf",
+) -> FakeRun:
+    run = world.fake.add_run(world.repo, run_id, sha, branch, event="push", name=name)
+    values = push_values(run_id)
+    report = files if files is not None else {"head/qemu_x86/zperf.log": zperf_log(values)}
+    world.fake.add_artifact(world.repo, run, "perf-report", zip_of(report))
+    return run
+
+
+def push_values(run_id: int) -> dict[str, float]:
+    """main's values in run ``run_id``: a few per mille of noise around ZPERF_BASE."""
+    return {metric: value * (1 + run_id % 7 / 1000) for metric, value in ZPERF_BASE.items()}
+
+
+def rows(database: Path) -> list[dict[str, Any]]:
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as conn:
+        cursor = conn.execute(
+            "SELECT side, sha, branch, event, pr_number, run_id, platform, metric, samples"
+            " FROM measurements ORDER BY run_id, metric"
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def test_push_runs_on_main_are_recorded_and_post_nothing(tmp_path: Path) -> None:
+    world = World.create()
+    world.pull(7, "a" * 40)  # an open PR: nothing may land on it either
+    database = tmp_path / "db"
+    with in_process_service(world, database) as client:
+        deliveries = [
+            post(client, *world.delivery(push_run(world, 2000 + index, sha)))
+            for index, sha in enumerate(MAIN_SHAS)
+        ]
+        wait_idle(client.get)
+        for delivery, sha in zip(deliveries, MAIN_SHAS, strict=True):
+            reason = assert_done(database, delivery, "recorded 4 series of main@", sha[:7])
+            assert reason is not None
+            assert reason.endswith("(push run): nothing to comment")
+    assert world.fake.comments == {}
+    assert world.fake.check_runs == {}
+    stored = rows(database)
+    assert len(stored) == 5 * len(ZPERF_BASE)
+    assert {(r["side"], r["branch"], r["event"], r["pr_number"]) for r in stored} == {
+        ("push", "main", "push", None)
+    }
+    assert {r["sha"] for r in stored} == set(MAIN_SHAS)
+    first = [r for r in stored if r["run_id"] == 2000]
+    assert {r["metric"]: json.loads(r["samples"]) for r in first} == {
+        metric: [round(value, 4)] for metric, value in push_values(2000).items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("branch", "files", "name", "config", "words"),
+    [
+        ("feature-x", None, "net-perf", None, ("not on the default branch (main)",)),
+        ("main", None, "build", "workflows: [net-perf]\n", ("'build'", "not a configured")),
+        ("main", None, "net-perf", "enabled: false\n", ("disabled", "configuration")),
+        (
+            "main",
+            {"base/qemu_x86/zperf.log": zperf_log(ZPERF_BASE)},
+            "net-perf",
+            None,
+            ("not recorded", "base/ but no head/"),
+        ),
+        ("main", {"../evil": "x"}, "net-perf", None, ("not recorded",)),
+    ],
+)
+def test_other_push_runs_record_nothing(
+    tmp_path: Path,
+    branch: str,
+    files: dict[str, str | bytes] | None,
+    name: str,
+    config: str | None,
+    words: tuple[str, ...],
+) -> None:
+    world = World.create({".github/perfbot.yml": config} if config else None)
+    database = tmp_path / "db"
+    with in_process_service(world, database) as client:
+        run = push_run(world, 3000, MAIN_SHAS[0], branch=branch, files=files, name=name)
+        delivery = post(client, *world.delivery(run))
+        wait_idle(client.get)
+        assert_done(database, delivery, *words)
+    assert rows(database) == []
+    assert world.fake.comments == {}
+    assert world.fake.check_runs == {}
+
+
+def test_a_root_level_report_is_one_run(tmp_path: Path) -> None:
+    world = World.create()
+    database = tmp_path / "db"
+    files: dict[str, str | bytes] = {"qemu_x86/zperf.log": zperf_log(ZPERF_BASE)}
+    with in_process_service(world, database) as client:
+        delivery = post(client, *world.delivery(push_run(world, 4000, MAIN_SHAS[1], files=files)))
+        wait_idle(client.get)
+        assert_done(database, delivery, "recorded 4 series of main@")
+    assert {(r["side"], r["platform"]) for r in rows(database)} == {("push", "qemu_x86")}
+
+
+def test_triage_queues_completed_push_runs_only_with_the_default_branch(tmp_path: Path) -> None:
+    world = World.create()
+    run = push_run(world, 5000, MAIN_SHAS[2])
+    body, headers = world.delivery(run)
+    queued = job_for(parse_delivery({k.lower(): v for k, v in headers.items()}, body))
+    assert queued is not None
+    job = decode(queued.event, queued.payload)
+    assert isinstance(job, WorkflowRunJob)
+    assert (job.run.event, job.run.head_branch, job.run.default_branch) == ("push", "main", "main")
+    started, started_headers = world.delivery(run, action="requested")
+    lowered = {k.lower(): v for k, v in started_headers.items()}
+    assert job_for(parse_delivery(lowered, started)) is None
+
+
+def test_a_version_2_workflow_run_job_still_runs() -> None:
+    job = WorkflowRunJob(
+        "completed",
+        Run(
+            id=1,
+            attempt=1,
+            number=1,
+            event="pull_request",
+            status="completed",
+            conclusion="success",
+            head_sha="a" * 40,
+            head_branch="feature",
+            head_repo_id=500,
+            run_repo_id=500,
+            repo_id=500,
+            owner="acme",
+            name="widget",
+            workflow_name="net-perf",
+            workflow_path=".github/workflows/net-perf.yml",
+            html_url="",
+            hinted_pulls=(7,),
+        ),
+    )
+    document = json.loads(encode(job))
+    assert document["version"] == 3
+    del document["run"]["default_branch"]
+    document["version"] = 2
+    assert decode("workflow_run", json.dumps(document)) == job
