@@ -13,9 +13,11 @@ from typing import cast
 import pytest
 
 from perfbot.cli import _parser
-from perfbot.cli.terminal import change_text, wants_colour
-from perfbot.engine.compare import MetricResult
-from perfbot.model import Scale
+from perfbot.cli.terminal import change_text, comparison_table, wants_colour
+from perfbot.engine.compare import Comparison, MetricResult, compare
+from perfbot.engine.noise import Noise, Source
+from perfbot.engine.sides import SideReport
+from perfbot.model import Better, Measurement, Scale
 from tests.paths import shared
 from tests.test_cli_platforms import twister_json
 
@@ -159,3 +161,71 @@ class _Moved:
 )
 def test_a_change_is_shown_in_its_scale(moved: _Moved, shown: str) -> None:
     assert change_text(cast(MetricResult, moved)) == shown
+
+
+def stochastic_comparison(evidence: str = "21 measurements of main@abc1234") -> Comparison:
+    base, head = SideReport(), SideReport()
+    for report, samples, lost, single in (
+        (base, [100.0, 100.02, 99.99], [0.0, 0.0, 0.0], 1000.0),
+        (head, [95.0, 95.01, 94.99], [5.7, 5.5, 6.0], 800.0),
+    ):
+        for value in samples:
+            report.add(
+                Measurement("lab", "udp.receiver_mbps", value, "Mbps", Better.HIGHER),
+                deterministic=False,
+            )
+        for value in lost:
+            loss = Measurement(
+                "lab", "udp.lost_percent", value, "%", Better.LOWER, scale=Scale.POINTS
+            )
+            report.add(loss, deterministic=False)
+        report.add(Measurement("lab", "single", single, "Mbps", Better.HIGHER), deterministic=False)
+        report.add(
+            Measurement("lab", "learned", single, "Mbps", Better.HIGHER), deterministic=False
+        )
+    known = {("lab", "learned"): Noise(0.003, 20, Source.LEARNED, evidence)}
+    return compare(base, head, noise=known)
+
+
+def columns(out: str) -> dict[str, list[str]]:
+    """Each row's cells (the aligned table's columns are two or more spaces apart)."""
+    rows = [re.split(r"\s{2,}", line.strip()) for line in out.splitlines()]
+    return {row[0]: row for row in rows if row[0]}
+
+
+def test_the_terminal_shows_the_noise_band_and_its_evidence() -> None:
+    out = comparison_table(stochastic_comparison())
+    rows = columns(out)
+    assert rows["metric"][-1] == "noise"
+    assert rows["udp.receiver_mbps (Mbps)"][3:] == [
+        "−5.00 %",
+        "regressed",
+        "±0.092 %, 3 runs per side: clear (54× the band)",
+    ]
+    assert rows["udp.lost_percent (%)"][3:] == [
+        "+5.70 pp",
+        "regressed, beyond 1 pp tolerance",
+        "±1.3 pp, 3 runs per side: clear (4.6× the band)",
+    ]
+    assert rows["learned (Mbps)"][-1] == (
+        "±1.6 %, 21 measurements of main@abc1234: clear (12× the band)"
+    )
+    # perfbot compare has no re-run command to offer.
+    assert rows["single (Mbps)"][3:] == [
+        "−20.00 %",
+        "uncertain: single run, noise unknown",
+        "repeat each case ×3",
+    ]
+    assert "/perfbot rerun" not in out
+    assert out.startswith(
+        "Performance report: 3 regressions (2 beyond tolerance), 1 uncertain (single run)"
+    )
+
+
+def test_hostile_evidence_cannot_drive_the_terminal() -> None:
+    out = comparison_table(stochastic_comparison(f"8 measurements of {ESCAPES}main"), colour=True)
+    (learned,) = [line for line in SGR.sub("", out).splitlines() if line.startswith("  learned")]
+    assert learned.endswith("8 measurements of [2J[H]0;pwned31mmain: clear (12× the band)")
+    for control in ("\x9b", "\x07", "\x08"):
+        assert control not in out
+    assert "\x1b[2J" not in out
