@@ -55,8 +55,8 @@ __all__ = [
     "label",
 ]
 
-MAX_BRANCH_POINTS = 12
-MAX_PUSHES = 6
+MAX_BRANCH_POINTS = 8
+MAX_PUSHES = 4
 MAX_TITLE = 80  # the chart's title: metric, unit, platform
 MAX_AXIS_TITLE = 60
 MAX_CATEGORY = 16  # one x label: a short SHA, "PR 1a2b3c4", "base 9f8e7d6"
@@ -65,6 +65,24 @@ MAX_CATEGORY = 16  # one x label: a short SHA, "PR 1a2b3c4", "base 9f8e7d6"
 MAX_MAGNITUDE = 1e15
 SIGNIFICANT_DIGITS = 4
 FENCE = "```"
+# perfbot's own settings, as frontmatter (the first lines of every block; nothing from a
+# report is in them): wider than mermaid's 700 px and smaller x labels, so that twelve
+# "PR 1a2b3c4" labels sit side by side without overlapping, and a line and bars in a
+# strong blue rather than the default theme's pale lavender, readable on GitHub's light
+# and dark backgrounds alike.
+FRONTMATTER = (
+    "---",
+    "config:",
+    "  xyChart:",
+    "    width: 900",
+    "    height: 420",
+    "    xAxis:",
+    "      labelFontSize: 11",
+    "  themeVariables:",
+    "    xyChart:",
+    '      plotColorPalette: "#3b6ea5"',
+    "---",
+)
 
 _LOOKALIKES = str.maketrans(
     {
@@ -145,6 +163,7 @@ def block(series: MetricSeries) -> str | None:
     low, high = _range(values, kind)
     lines = [
         f"{FENCE}mermaid",
+        *FRONTMATTER,
         "xychart-beta",
         f'    title "{_title(series)}"',
         f'    x-axis "{label(x_title, MAX_AXIS_TITLE)}" [{_categories(categories)}]',
@@ -170,7 +189,7 @@ def charts_section(series: Sequence[MetricSeries], budget: int) -> Charts:
 
 def _section(blocks: Sequence[str], dropped: int) -> str:
     noun = "chart" if len(blocks) == 1 else "charts"
-    lines = [f"<details><summary>📈 {len(blocks)} {noun} of the metrics that moved</summary>", ""]
+    lines = [f"<details><summary>{len(blocks)} {noun} of the metrics that moved</summary>", ""]
     for chart in blocks:
         lines += [chart, ""]
     if dropped:
