@@ -102,9 +102,9 @@ def test_learned_noise_names_the_commit_it_was_learned_from_escaped() -> None:
     body = render(compare(base, head, noise={(PLATFORM, "stable"): LEARNED}))
     noise = cells(row_of(body, "stable"))[4]
     # Escaped like every report text: no mention, no linkable SHA.
-    assert noise == "±1.6 %, 21 measurements of main&#64;\u200babc123\u200b4: clear (2.4× the band)"
+    assert noise == "±1.6 %, 21 measurements of main&#64;\u200babc123\u200b4: clear (2.5× the band)"
     assert html.unescape(noise).replace("\u200b", "") == (
-        "±1.6 %, 21 measurements of main@abc1234: clear (2.4× the band)"
+        "±1.6 %, 21 measurements of main@abc1234: clear (2.5× the band)"
     )
 
 
@@ -161,7 +161,7 @@ def test_within_noise_shows_its_band_in_an_open_platform_only() -> None:
     assert f"#### <code>{PLATFORM}</code>" in open_body
     noisy_row = cells(row_of(open_body, "tcp.receiver_mbps"))
     assert noisy_row[3] == "+10.00 % (within noise)"
-    assert noisy_row[4] == "±290 %, 3 runs per side"  # no confidence: it did not move
+    assert noisy_row[4] == "−74/+290 %, 3 runs per side"  # lopsided; no confidence: not moved
     # Nothing moved on a folded platform: its rows keep four columns, no band.
     calm = render(
         compare(stochastic(noisy), stochastic({"tcp.receiver_mbps": [1100.0, 850.0, 1250.0]}))

@@ -27,6 +27,9 @@ REPEAT_HINT = "repeat each case ×3"
 RERUN_HINT = "`/perfbot rerun`"
 
 _UNITS = {Scale.RATIO: " %", Scale.POINTS: " pp", Scale.COUNT: ""}
+# From this half-width on (in percent), a ratio band's two edges differ by a tenth or
+# more and are both given.
+LOPSIDED = 10.0
 
 
 def amount(value: float, scale: Scale) -> str:
@@ -82,14 +85,25 @@ def band(metric: MetricResult) -> Band | None:
         return None
     if not math.isfinite(width) or width <= 0:
         return None
-    shown = f"±{two_digits(width)}{_UNITS[metric.scale]}"
-    return Band(shown, noise.evidence, _confidence(metric, width))
+    up, down = width, width
+    if metric.scale is Scale.RATIO:
+        # Judged in logs: the band's edges are ×(1 + w) up and ÷(1 + w) down.
+        down = -math.expm1(-math.log1p(width / 100)) * 100
+    return Band(_width(up, down, metric.scale), noise.evidence, _confidence(metric, up, down))
 
 
-def _confidence(metric: MetricResult, width: float) -> str:
+def _width(up: float, down: float, scale: Scale) -> str:
+    """``±3.8 %``; a band this wide is lopsided, so both edges: ``−74/+290 %``."""
+    if scale is Scale.RATIO and up >= LOPSIDED:
+        return f"{MINUS}{two_digits(down)}/+{two_digits(up)}{_UNITS[scale]}"
+    return f"±{two_digits(up)}{_UNITS[scale]}"
+
+
+def _confidence(metric: MetricResult, up: float, down: float) -> str:
     if metric.verdict not in MOVED or metric.change_pct is None:
         return ""
-    times = abs(metric.change_pct) / width
+    edge = up if metric.change_pct > 0 else down
+    times = abs(metric.change_pct) / edge
     if times >= CLEAR:
         return f"clear ({_times(times)} the band)"
     if times > 1:
