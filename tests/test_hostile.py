@@ -754,9 +754,9 @@ def test_100000_metrics_fit_and_the_service_stays_responsive(
                     answered.notify_all()
                 stop.wait(0.05)
 
-    real = workflow_run._compare_and_render
+    real = workflow_run._read_sides
 
-    def compare_and_render(*args: Any) -> Any:
+    def read_sides(*args: Any) -> Any:
         if sum(len(f.data) for f in args[0].files) <= workflow_run.INLINE_BYTES:
             return real(*args)  # the canary's small report, rendered inline by design
         # Off the event loop (a thread) this waits for a /healthz answer; on the loop it
@@ -768,7 +768,7 @@ def test_100000_metrics_fit_and_the_service_stays_responsive(
             served_meanwhile.append(answered.wait_for(lambda: answers > before, timeout=10))
         return result
 
-    monkeypatch.setattr(workflow_run, "_compare_and_render", compare_and_render)
+    monkeypatch.setattr(workflow_run, "_read_sides", read_sides)
     prober = threading.Thread(target=probe, daemon=True)
     prober.start()
     try:

@@ -254,3 +254,12 @@ def test_a_series_refuses_a_sample_run_with_other_settings() -> None:
     assert report.series[(PLATFORM, "tcp.receiver_mbps")].samples == [1000.0]
     (failure,) = report.failures
     assert "run settings changed between files (streams=1 then streams=4)" in failure.reason
+
+
+def test_a_setting_only_one_side_states_is_no_difference() -> None:
+    # iperf3's text output states fewer settings than its JSON: only shared ones count.
+    metric = only(
+        _with_settings(1000.0, streams=1, duration=2, blksize=131072),
+        _with_settings(1000.0, streams=1),
+    )
+    assert metric.verdict is Verdict.UNCHANGED

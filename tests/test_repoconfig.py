@@ -55,6 +55,7 @@ def test_defaults_without_any_file() -> None:
     assert config.mute_label == "perfbot: mute"
     assert config.check_run is True
     assert config.fail_on_regression is False
+    assert config.confirm is True
     assert config.policy() == Policy(1.0, 5.0, ())
 
 
@@ -114,6 +115,7 @@ fail_on_regression: true
         pytest.param("rerun: {permission: Admin}", {"rerun_permission": "admin"}, id="case"),
         pytest.param("rerun: {permission: triage}", {"rerun_permission": "triage"}, id="triage"),
         pytest.param("check_run: no", {"check_run": False}, id="yaml-1.1-bool"),
+        pytest.param("confirm: false", {"confirm": False}, id="confirm-off"),
         pytest.param("artifacts: {report: r}", {"report_artifact": "r"}, id="one-artifact"),
         pytest.param("threshold:\nmute_label: ~", {}, id="null-values-are-unset"),
     ],
@@ -323,6 +325,7 @@ def test_exclude_in_a_repo_file_is_an_error() -> None:
         ("mute_label: 5", "mute_label"),
         ("check_run: 'no'", "check_run"),
         ("fail_on_regression: 1", "fail_on_regression"),
+        ("confirm: sometimes", "confirm"),
     ],
 )
 def test_invalid_value_is_one_error_and_the_rest_applies(text: str, key: str) -> None:

@@ -48,6 +48,9 @@ class RepoConfig:
     mute_label: str = "perfbot: mute"
     check_run: bool = True
     fail_on_regression: bool = False
+    # A stochastic metric's regression beyond tolerance is measured once more (perfbot
+    # re-runs the measurement) before the comment calls it: see perfbot.engine.confirm.
+    confirm: bool = True
     # Platforms to report, by full name (qemu_x86/atom) or board (qemu_x86); () = all.
     platforms: tuple[str, ...] = ()
 
@@ -479,6 +482,7 @@ _READERS: dict[str, Callable[[object, _File], None]] = {
     "mute_label": _read_mute_label,
     "check_run": _read_bool("check_run"),
     "fail_on_regression": _read_bool("fail_on_regression"),
+    "confirm": _read_bool("confirm"),
     "platforms": _read_platforms,
     "exclude": _read_exclude,
 }

@@ -18,7 +18,7 @@ from typing import Literal
 
 from perfbot.engine import noise as noise_model
 from perfbot.engine.noise import Noise
-from perfbot.engine.sides import Series, SideReport, describe_settings
+from perfbot.engine.sides import Series, SideReport
 from perfbot.model import Better, FailedCase, Scale, Settings
 
 Side = Literal["base", "head"]
@@ -320,7 +320,8 @@ def _compare_metric(
             scale=head.scale,
         )
     base_stats, head_stats = Stats.of(base.samples), Stats.of(head.samples)
-    if base.settings and head.settings and base.settings != head.settings:
+    differing = _settings_difference(base.settings, head.settings)
+    if differing:
         return MetricResult(
             name,
             head.unit,
@@ -329,7 +330,7 @@ def _compare_metric(
             head_stats,
             None,
             Verdict.NOT_COMPARABLE,
-            note=f"run settings differ: {_settings_difference(base.settings, head.settings)}",
+            note=f"run settings differ: {differing}",
             scale=head.scale,
         )
     move = _judge_move(base, head, (base_stats, head_stats), better=better, judge=judge)
@@ -350,14 +351,15 @@ def _compare_metric(
 
 
 def _settings_difference(base: Settings, head: Settings) -> str:
-    """``streams 1 vs 4, duration 2 vs 3``: only the settings that differ."""
+    """``duration 2 vs 3, streams 1 vs 4``: the settings both sides state and disagree on
+    ("" when none). A setting only one side states is unknown on the other, not a
+    difference: iperf3's text output states fewer settings than its JSON."""
     base_map, head_map = dict(base), dict(head)
-    parts = []
-    for key in sorted(base_map.keys() | head_map.keys()):
-        before, after = base_map.get(key, "unset"), head_map.get(key, "unset")
-        if before != after:
-            parts.append(f"{key} {before} vs {after}")
-    return ", ".join(parts) or describe_settings(head)
+    return ", ".join(
+        f"{key} {base_map[key]} vs {head_map[key]}"
+        for key in sorted(base_map.keys() & head_map.keys())
+        if base_map[key] != head_map[key]
+    )
 
 
 @dataclass(frozen=True, slots=True)

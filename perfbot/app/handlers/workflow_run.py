@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from perfbot.app import confirm
 from perfbot.app.artifacts import (
     ArtifactContents,
     ArtifactError,
@@ -23,13 +24,15 @@ from perfbot.app.measurements import learned_noise, record_report_measurements
 from perfbot.app.pullproof import prove_pull
 from perfbot.app.repoconfig import ConfigResult
 from perfbot.engine import conclusion, platforms
-from perfbot.engine.compare import NoiseKnowledge, compare
+from perfbot.engine import confirm as engine_confirm
+from perfbot.engine.compare import Comparison, NoiseKnowledge, compare
 from perfbot.engine.escape import text
 from perfbot.engine.render import Footer, Prepared, RenderContext, Unreadable, compose, prepare
 from perfbot.engine.sides import SideReport, read_side, split_sides
 from perfbot.github.errors import ArtifactGone, GitHubError
 from perfbot.github.types import ArtifactInfo, PullInfo
 from perfbot.store.base import PullState
+from perfbot.store.measurements import RunSeries
 
 LIMITS = ArtifactLimits()
 # Up to these sizes a report is unzipped, and then parsed and rendered, on the event loop:
@@ -286,9 +289,87 @@ async def _report_body(
         base, head, context = await asyncio.to_thread(_read_sides, contents, context, config)
     # The noise of each metric, as earlier measurements of the same commits show it.
     knowledge = await learned_noise(ctx, run, pull, (base, head))
+    # This attempt may be perfbot's confirmation of the one before: both are judged together.
+    earlier = await confirm.earlier_attempt(ctx, run) if config.config.confirm else None
+    judged = (
+        _judge(base, head, config, knowledge, earlier)
+        if inline
+        else await asyncio.to_thread(_judge, base, head, config, knowledge, earlier)
+    )
+    comparison = judged.comparison
+    if judged.settled:
+        context = replace(context, notices=(*context.notices, _settled_notice(run, judged)))
+    elif judged.pending and config.config.confirm and earlier is None:
+        why_not = await confirm.request(ctx, run, pull, judged.pending)
+        if why_not is None:
+            comparison = engine_confirm.hold(comparison, judged.pending)
+            said = _confirming_notice(run, len(judged.pending))
+        else:
+            said = f"ℹ️ Not measured again before calling the regressions: {why_not}."
+        context = replace(context, notices=(*context.notices, said))
     if inline:
-        return _compare_and_render(base, head, context, config, knowledge)
-    return await asyncio.to_thread(_compare_and_render, base, head, context, config, knowledge)
+        return _render(comparison, context, config, (base, head))
+    return await asyncio.to_thread(_render, comparison, context, config, (base, head))
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    comparison: Comparison
+    # Stochastic regressions beyond tolerance a second attempt should confirm.
+    pending: tuple[engine_confirm.Key, ...] = ()
+    # The metrics this attempt confirmed or not (it combined an earlier attempt's samples).
+    settled: tuple[engine_confirm.Key, ...] = ()
+    confirmed: int = 0
+
+
+def _judge(
+    base: SideReport,
+    head: SideReport,
+    config: ConfigResult,
+    knowledge: NoiseKnowledge,
+    earlier: list[RunSeries] | None,
+) -> _Judged:
+    policy = config.config.policy()
+    if earlier is None:
+        comparison = compare(base, head, policy, knowledge)
+        return _Judged(comparison, engine_confirm.pending(comparison))
+    before = {
+        side: [((s.platform, s.metric), s.samples) for s in earlier if s.side == side]
+        for side in ("base", "head")
+    }
+    first_base = engine_confirm.earlier_side(before["base"], base)
+    first_head = engine_confirm.earlier_side(before["head"], head)
+    # What the first attempt would have called red, judged again with both attempts' runs.
+    keys = engine_confirm.pending(compare(first_base, first_head, policy, knowledge))
+    both = compare(
+        engine_confirm.combine(dict(before["base"]), base),
+        engine_confirm.combine(dict(before["head"]), head),
+        policy,
+        knowledge,
+    )
+    settled = engine_confirm.settle(both, keys)
+    confirmed = len(engine_confirm.pending(both)) if keys else 0
+    return _Judged(settled, (), keys, min(confirmed, len(keys)))
+
+
+def _confirming_notice(run: Run, count: int) -> str:
+    regressions = "regression" if count == 1 else "regressions"
+    return (
+        f"⏳ Confirming {count} {regressions} beyond tolerance: a stochastic tool's result is "
+        f"measured again before it is called (attempt {run.attempt + 1} of run {run.id}; "
+        "both attempts' runs will be compared together)."
+    )
+
+
+def _settled_notice(run: Run, judged: _Judged) -> str:
+    if not judged.settled:
+        return f"ℹ️ Attempt {run.attempt} was compared together with attempt {run.attempt - 1}."
+    held, gone = judged.confirmed, len(judged.settled) - judged.confirmed
+    return (
+        f"ℹ️ Attempt {run.attempt} re-measured what attempt {run.attempt - 1} would have "
+        f"called red, and both attempts' runs were compared together: {held} confirmed, "
+        f"{gone} not reproduced."
+    )
 
 
 def _read_sides(
@@ -311,19 +392,17 @@ def _read_sides(
     return base, head, context
 
 
-def _compare_and_render(
-    base: SideReport,
-    head: SideReport,
+def _render(
+    comparison: Comparison,
     context: RenderContext,
     config: ConfigResult,
-    knowledge: NoiseKnowledge,
+    sides: tuple[SideReport, SideReport],
 ) -> Report:
-    comparison = compare(base, head, config.config.policy(), knowledge)
     prepared = prepare(comparison, context)
     check = conclusion.for_comparison(
         comparison, compose(prepared), fail_on_regression=config.config.fail_on_regression
     )
-    return Report(prepared, check, (base, head))
+    return Report(prepared, check, sides)
 
 
 async def _read_report_or_error(

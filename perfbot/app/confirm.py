@@ -1,0 +1,76 @@
+"""Confirm before red, the App's part: re-run a measurement once per head commit when a
+stochastic metric would turn red, and find the earlier attempt when the re-run reports.
+
+What is decided, and how the two attempts are combined, is the engine's
+(``perfbot.engine.confirm``). Here: the re-run, requested the way ``/perfbot rerun``
+requests one (after the same checks before every write), and the two locks that remember
+it in the store:
+
+* ``confirm:<repo>:<head sha>``: this head commit had its automatic re-run (at most one,
+  ever within ``CONFIRM_MEMORY_SECONDS``), whichever run and attempt asked for it;
+* ``confirming:<repo>:<run>:<attempt>``: that attempt of that run is perfbot's
+  confirmation, so its report is combined with the attempt before it.
+
+A fork's PR is never re-run automatically: its author writes every byte of the report, and
+would otherwise spend the repository's runners at will. A person can still ``/perfbot rerun``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from perfbot.engine.confirm import Key
+from perfbot.github.errors import GitHubError
+from perfbot.store.measurements import RunSeries
+
+if TYPE_CHECKING:
+    from perfbot.app.handlers.context import JobContext
+    from perfbot.app.jobs import Run
+    from perfbot.github.types import PullInfo
+
+# Long enough to outlive any run and its re-run; the measurement store keeps the samples.
+CONFIRM_MEMORY_SECONDS: Final = 30 * 86_400.0
+OWNER: Final = "perfbot-confirm"
+
+
+def _commit_key(run: Run) -> str:
+    return f"confirm:{run.repo_id}:{run.head_sha}"
+
+
+def _attempt_key(run: Run, attempt: int) -> str:
+    return f"confirming:{run.repo_id}:{run.id}:{attempt}"
+
+
+async def earlier_attempt(ctx: JobContext, run: Run) -> list[RunSeries] | None:
+    """The series of the attempt this one confirms, or None when it confirms nothing (a
+    first attempt, or a re-run a person asked for)."""
+    if run.attempt < 2:
+        return None
+    if await ctx.store.lock_holder(_attempt_key(run, run.attempt), ctx.now()) != OWNER:
+        return None
+    return await ctx.store.run_measurements(run.repo_id, run.id, run.attempt - 1)
+
+
+async def request(ctx: JobContext, run: Run, pull: PullInfo, keys: tuple[Key, ...]) -> str | None:
+    """Ask GitHub for one more attempt of ``run`` to confirm ``keys``; None when started,
+    else why not (said in the comment, which then calls the regressions at once)."""
+    if run.head_repo_id != run.repo_id:
+        return "a fork's PR is not re-run automatically (a maintainer can `/perfbot rerun`)"
+    now = ctx.now()
+    if not await ctx.store.try_lock(
+        _commit_key(run), f"{OWNER}:{run.id}:{run.attempt}", CONFIRM_MEMORY_SECONDS, now
+    ):
+        return "this commit was re-run to confirm once already"
+    refused = await ctx.write_refused(run.owner, run.name, pull)
+    if refused is not None:
+        return refused
+    next_attempt = _attempt_key(run, run.attempt + 1)
+    await ctx.store.try_lock(next_attempt, OWNER, CONFIRM_MEMORY_SECONDS, now)
+    try:
+        await ctx.installation.rerun_workflow_run(run.owner, run.name, run.id)
+    except GitHubError as exc:
+        await ctx.store.unlock(next_attempt, OWNER)
+        ctx.log.warning("confirming re-run of run %s refused: %s", run.id, exc)
+        return "GitHub refused the re-run"
+    ctx.log.info("re-running run %s to confirm %d regressions", run.id, len(keys))
+    return None
