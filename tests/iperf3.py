@@ -23,24 +23,28 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def iperf3_server() -> Iterator[int]:
-    """The port of an ``iperf3 -s`` started for one test and stopped by its PID."""
+def iperf3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """The port of an ``iperf3 -s`` started for one test and stopped by its PID.
+
+    Ready once its log says it listens. Not by probing the port: iperf3 takes a probe
+    connection for a client, and the test's first real client may then be refused
+    ("unable to receive control message") while the server gets over it.
+    """
     assert IPERF3, "iperf3 is not installed: run scripts/bootstrap"
     port = free_port()
-    server = subprocess.Popen(
-        [IPERF3, "-s", "-B", HOST, "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log = tmp_path_factory.mktemp("iperf3-server") / "server.log"
+    with log.open("wb") as output:
+        server = subprocess.Popen(
+            [IPERF3, "-s", "-B", HOST, "-p", str(port), "--forceflush"],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex((HOST, port)) == 0:
-                    break
-            time.sleep(0.05)
-        else:
-            pytest.fail("iperf3 server did not start listening within 10 s")
+        while b"Server listening" not in log.read_bytes():
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"iperf3 server did not start listening: {log.read_text()[-500:]}")
+            time.sleep(0.02)
         yield port
     finally:
         server.terminate()  # only the process this fixture started, by its PID
