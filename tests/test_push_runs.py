@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import sqlite3
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import httpx
 import pytest
 
 from perfbot.app.jobs import Run, WorkflowRunJob, decode, encode
 from perfbot.app.triage import job_for, parse_delivery
+from perfbot.cli import main
 from tests.fakegithub import Run as FakeRun
 from tests.harness import (
     ZPERF_BASE,
@@ -91,6 +94,46 @@ def test_push_runs_on_main_are_recorded_and_post_nothing(tmp_path: Path) -> None
     assert {r["metric"]: json.loads(r["samples"]) for r in first} == {
         metric: [round(value, 4)] for metric, value in push_values(2000).items()
     }
+    exported_history(database)
+
+
+def exported_history(database: Path) -> None:
+    """`perfbot history` exports the five push runs' rows as CSV, JSON and SVG."""
+    out = database.parent
+    common = ["history", "--repo", "acme/widget", "--database", str(database), "--output"]
+    assert main([*common, str(out / "h.csv")]) == 0
+    assert main([*common, str(out / "h.json"), "--format", "json", "--branch", "main"]) == 0
+    svg_args = ["--format", "svg", "--metric", "tcp4*", "--platform", "qemu_x86"]
+    assert main([*common, str(out / "h.svg"), *svg_args]) == 0
+
+    with (out / "h.csv").open(newline="") as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == 5 * len(ZPERF_BASE)
+    assert [row["sha"] for row in table[:: len(ZPERF_BASE)]] == MAIN_SHAS  # oldest first
+    tcp4 = [row for row in table if row["metric"] == "tcp4_mbps"]
+    assert [float(row["median"]) for row in tcp4] == [
+        round(push_values(2000 + index)["tcp4_mbps"], 4) for index in range(5)
+    ]
+    assert {(r["repository"], r["branch"], r["side"], r["pr_number"], r["n"]) for r in table} == {
+        ("acme/widget", "main", "push", "", "1")
+    }
+    assert tcp4[0]["run_id"] == "2000"
+    assert tcp4[0]["run_attempt"] == "1"
+    assert tcp4[0]["platform"] == "qemu_x86"
+    assert tcp4[0]["unit"] == "Mbps"
+    assert tcp4[0]["recorded_at"].endswith("Z")
+
+    document = json.loads((out / "h.json").read_text())
+    assert document["truncated"] is False
+    assert [row["sha"] for row in document["rows"]] == [row["sha"] for row in table]
+    assert document["rows"][0]["samples"] == [float(table[0]["samples"])]
+
+    root = ElementTree.parse(out / "h.svg").getroot()
+    names = {element.tag.rpartition("}")[2] for element in root.iter()}
+    assert "script" not in names
+    texts = [element.text or "" for element in root.iter() if element.tag.endswith("text")]
+    assert [sha[:7] for sha in MAIN_SHAS] == [t for t in texts if t in {s[:7] for s in MAIN_SHAS}]
+    assert any("tcp4_mbps" in t for t in texts)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""The ``perfbot`` command line: ``compare``, ``formats``, ``serve`` and ``comment``."""
+"""The ``perfbot`` command line: ``compare``, ``formats``, ``serve``, ``comment`` and
+``history``."""
 
 from __future__ import annotations
 
@@ -116,6 +117,19 @@ def _parser() -> argparse.ArgumentParser:
         help="the login the token comments as, to find the comment to edit",
     )
     comment.set_defaults(run=_comment)
+
+    from perfbot.cli import history as history_command
+
+    history = commands.add_parser(
+        "history",
+        help="export a repository's stored measurements as CSV, JSON or an SVG chart",
+        description="Export the measurement store's rows of one repository (the database "
+        "perfbot serve uses), newest --limit rows, oldest first. Exit status: 0 written "
+        "(maybe empty: said on stderr), 2 a usage error, an unknown repository or an "
+        "unusable database.",
+    )
+    history_command.add_arguments(history)
+    history.set_defaults(run=history_command.run)
     return parser
 
 
