@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from perfbot.app.handlers.push import single_side
 from perfbot.app.repoconfig import RepoConfig
 from perfbot.cli import _parser
 from perfbot.engine.sides import ReportFile, SideReport, read_side
@@ -127,10 +128,28 @@ def test_the_comment_workflow_grants_only_what_commenting_needs() -> None:
 @pytest.mark.parametrize("name", MEASUREMENTS)
 def test_measurement_workflows_run_on_pull_request_once_per_pr(name: str) -> None:
     document = load(name)
-    assert set(triggers(document)) == {"pull_request"}
+    assert set(triggers(document)) == {"pull_request", "push"}
     concurrency = document["concurrency"]
-    assert "github.event.pull_request.number" in concurrency["group"]
-    assert concurrency["cancel-in-progress"] is True
+    # A PR's new push cancels its previous run; each push to main has a group of its own.
+    assert concurrency["group"] == (
+        "${{ github.workflow }}-${{ github.event.pull_request.number || github.sha }}"
+    )
+    assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+
+
+@pytest.mark.parametrize("name", MEASUREMENTS)
+def test_measurement_workflows_measure_pushes_to_the_default_branch(name: str) -> None:
+    on = triggers(load(name))
+    assert on["push"]["branches"] == ["main"]
+    # The same paths as pull requests: main is measured when what PRs are measured for moved.
+    assert on["push"].get("paths") == (on["pull_request"] or {}).get("paths")
+    assert job_env(name)["EVENT_NAME"] == "${{ github.event_name }}"
+    # A push has no pull request: no number is written or uploaded (perfbot expects none).
+    for title in ("Write the pull request number", "Upload the pull request number"):
+        assert step_named(name, title)["if"].endswith("&& github.event_name == 'pull_request' }}")
+    assert step_named(name, "Rebase it onto the target branch")["if"] == (
+        "github.event_name == 'pull_request'"
+    )
 
 
 def test_net_perf_runs_for_the_network_paths() -> None:
@@ -388,7 +407,10 @@ def test_iperf3_case_list_is_what_the_template_promises() -> None:
     (job,) = jobs(load(IPERF3)).values()
     assert job["runs-on"][0] == "self-hosted"
     # The same-repository guard: forks' pull requests never reach the self-hosted runner.
-    assert job["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
+    assert job["if"] == (
+        "github.event_name == 'push'"
+        " || github.event.pull_request.head.repo.full_name == github.repository"
+    )
 
 
 @pytest.mark.slow
@@ -552,3 +574,146 @@ def test_the_job_summary_is_skipped_without_a_pinned_perfbot(
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(said)
     assert not output.exists()  # installed=yes was not written: the summary step is skipped
+
+
+# --- pushes to the default branch (issue 15 item 2) ------------------------------------------
+
+
+def test_net_perf_lays_out_head_alone_for_a_push(tmp_path: Path) -> None:
+    run_dir = tmp_path / "twister-out" / "head" / "qemu_x86" / "qemu_x86_atom" / "zperf"
+    run_dir.mkdir(parents=True)
+    (run_dir / "handler.log").symlink_to(shared(ZPERF_LOG))
+    script = step_named(NET_PERF, "Lay out the report")["run"]
+    outcomes = {"REBASE_OUTCOME": "skipped", "WEST_OUTCOME": "success", "EVENT_NAME": "push"}
+    result = run_step(script, tmp_path, {"PLATFORMS": "qemu_x86 qemu_x86_64", **outcomes})
+    assert result.returncode == 0, result.stderr
+    report = tmp_path / "perf-report"
+    assert sorted(p.relative_to(report).as_posix() for p in report.rglob("*.*")) == [
+        "head/qemu_x86/zperf.log",
+        "head/qemu_x86_64/zperf.json",
+    ]
+    # As the App reads a push run's artifact: head/ alone, one run.
+    files = [
+        ReportFile(path.relative_to(report).as_posix(), path.read_bytes())
+        for path in sorted(report.rglob("*"))
+        if path.is_file()
+    ]
+    side, note = single_side(files)
+    assert side is not None
+    assert note == ""
+    assert ("qemu_x86", "tcp4_mbps") in side.series
+    assert [(f.platform, f.reason) for f in side.failures] == [
+        ("qemu_x86_64", "the zperf run printed no result (see the workflow log)")
+    ]
+
+
+def test_net_perf_says_why_a_push_was_not_measured(tmp_path: Path) -> None:
+    script = step_named(NET_PERF, "Lay out the report")["run"]
+    outcomes = {"REBASE_OUTCOME": "skipped", "WEST_OUTCOME": "failure", "EVENT_NAME": "push"}
+    result = run_step(script, tmp_path, {"PLATFORMS": "qemu_x86", **outcomes})
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "perf-report" / "base").exists()
+    side = read_side(
+        [
+            ReportFile(
+                "qemu_x86/zperf.json",
+                (tmp_path / "perf-report/head/qemu_x86/zperf.json").read_bytes(),
+            )
+        ]
+    )
+    assert [f.reason for f in side.failures] == [
+        "not measured: setting up the west workspace failed (see the workflow log)"
+    ]
+
+
+def test_iperf3_measures_a_push_alone_runs_times(tmp_path: Path) -> None:
+    env = job_env(IPERF3)
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
+    bin_dir.mkdir()
+    (bin_dir / "iperf3").write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$(cat "$HOME/deployed")" >> "{calls}"\n'
+        f'cat "{REAL_IPERF3_JSON}"\n'
+    )
+    (bin_dir / "iperf3").chmod(0o755)
+    deploy = tmp_path / "src" / env["DEPLOY"]
+    deploy.parent.mkdir(parents=True)
+    deploy.write_text('#!/bin/sh\nprintf "%s" "$2" > "$HOME/deployed"\n')
+    deploy.chmod(0o755)
+    variables = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "TARGET": HOST,
+        "PORT": "5201",
+        "PLATFORM": "lab",
+        "DEPLOY": env["DEPLOY"],
+        "CASES": env["CASES"],
+        "RUNS": env["RUNS"],
+        "DURATION": "1",
+        "OMIT": "0",
+        "EVENT_NAME": "push",
+    }
+    result = run_step(step_named(IPERF3, "Measure base and head")["run"], tmp_path, variables)
+    assert result.returncode == 0, result.stderr
+    runs = int(env["RUNS"])
+    assert calls.read_text().split() == ["head"] * (runs * len(iperf3_cases()))
+    report = tmp_path / "perf-report"
+    assert [p.name for p in report.iterdir()] == ["head"]
+    # The stop-gap step leaves a push's measured cases alone and adds no base.
+    record = step_named(IPERF3, "Record what was not measured")["run"]
+    again = run_step(
+        record,
+        tmp_path,
+        {
+            "PLATFORM": "lab",
+            "CASES": env["CASES"],
+            "REBASE_OUTCOME": "skipped",
+            "EVENT_NAME": "push",
+        },
+    )
+    assert again.returncode == 0, again.stderr
+    assert [p.name for p in report.iterdir()] == ["head"]
+    files = [
+        ReportFile(path.relative_to(report).as_posix(), path.read_bytes())
+        for path in sorted(report.rglob("*"))
+        if path.is_file()
+    ]
+    side, _ = single_side(files)
+    assert side is not None
+    assert not side.failures
+    assert {len(series.samples) for series in side.series.values()} == {runs}
+
+
+def test_iperf3_reports_every_case_of_a_push_that_was_not_measured(tmp_path: Path) -> None:
+    env = job_env(IPERF3)
+    script = step_named(IPERF3, "Record what was not measured")["run"]
+    variables = {"PLATFORM": "lab", "CASES": env["CASES"], "EVENT_NAME": "push"}
+    result = run_step(script, tmp_path, {**variables, "REBASE_OUTCOME": "skipped"})
+    assert result.returncode == 0, result.stderr
+    report = tmp_path / "perf-report"
+    assert [p.name for p in report.iterdir()] == ["head"]
+    reasons = {
+        json.loads(path.read_text())["failures"][0]["reason"] for path in report.rglob("*.json")
+    }
+    assert reasons == {
+        "not measured: the measuring step stopped before this case (see the workflow log)"
+    }
+
+
+def test_a_push_job_summary_shows_the_single_run(tmp_path: Path) -> None:
+    head = tmp_path / "perf-report" / "head" / "qemu_x86"
+    head.mkdir(parents=True)
+    (head / "zperf.log").write_text(shared(ZPERF_LOG).read_text())
+    (tmp_path / "perfbot" / "bin").mkdir(parents=True)
+    (tmp_path / "perfbot" / "bin" / "perfbot").symlink_to(REPO / ".venv" / "bin" / "perfbot")
+    summary = tmp_path / "summary.md"
+    step = step_named(NET_PERF, "Summarise the comparison")
+    assert step["env"]["REPORT"] == (
+        "${{ github.event_name == 'push' && 'perf-report/head' || 'perf-report' }}"
+    )
+    variables = {
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "REPORT": "perf-report/head",
+    }
+    result = run_step(step["run"], tmp_path, variables)
+    assert result.returncode == 0, result.stderr
+    assert "### Measurements: " in summary.read_text()
