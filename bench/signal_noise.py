@@ -36,6 +36,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -270,6 +271,219 @@ def _disguise(output: bytes, rate_bps: int) -> bytes:
     if isinstance(test_start, dict) and "target_bitrate" in test_start:
         test_start["target_bitrate"] = rate_bps
     return (json.dumps(document, indent="\t") + "\n").encode()
+
+
+# --- measuring in rounds (--rounds): many comparisons from one long interleaved sequence --
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsPlan:
+    """A long sequence of rounds of the base code, from which comparisons are formed.
+
+    Every round runs the A/A suite once (tcp_tx, tcp_rx, udp); every ``ab_every``-th
+    round also runs udp and tcp_paced once more at the lowered rate (the head of an A/B
+    comparison) and tcp_paced at its full rate (that comparison's base), the base and the
+    lowered run in alternating order. A/A needs no second build: base and head are the
+    same code, so which round is "base" is only a label, given afterwards.
+    """
+
+    cases: dict[str, Case]
+    rounds: int
+    history: int
+    seconds: int
+    omit: int = 0
+    drop: float = 0.05
+    ab_every: int = 2
+    suite: tuple[str, ...] = ("tcp_tx", "tcp_rx", "udp")
+    lowered: tuple[str, ...] = ("udp", "tcp_paced")
+
+
+def rounds_experiments(aa_rounds: int, ab_rounds: int, drop: float) -> tuple[Experiment, ...]:
+    """The experiments formed from ``aa_rounds`` rounds (``ab_rounds`` of them with A/B
+    runs), in disjoint blocks within each experiment: 2 rounds per 1-run A/A comparison,
+    6 per 3-run A/A comparison (sequential: rounds 1–3 against 4–6; interleaved: 1, 3, 5
+    against 2, 4, 6), 3 A/B rounds per 3-run A/B comparison."""
+    suite = ("tcp_tx", "tcp_rx", "udp")
+    pct = f"{drop * 100:g} %"
+    return (
+        Experiment("aa_1run", "A/A, 1 run per side", suite, 1, False, aa_rounds // 2),
+        Experiment(
+            "aa_3seq", "A/A, 3 runs per side, all base then all head", suite, 3, False,
+            aa_rounds // 6,
+        ),
+        Experiment(
+            "aa_3int", "A/A, 3 runs per side, interleaved", suite, 3, True, aa_rounds // 6
+        ),
+        Experiment(
+            "ab_udp", f"A/B, UDP offered {pct} lower on head, 3 runs interleaved",
+            ("udp",), 3, True, ab_rounds // 3, "udp", drop,
+        ),
+        Experiment(
+            "ab_tcp", f"A/B, TCP paced {pct} lower on head, 3 runs interleaved",
+            ("tcp_paced",), 3, True, ab_rounds // 3, "tcp_paced", drop,
+        ),
+    )  # fmt: skip
+
+
+def blocks(experiment: Experiment, aa_rounds: int, ab_rounds: int) -> list[list[tuple[str, int]]]:
+    """Per comparison, the (side, round) of its runs in order (run i of a side is the
+    i-th of that side); A/A rounds are numbered among all rounds, A/B rounds among the
+    A/B rounds. Blocks never share a round within one experiment."""
+    if experiment.kind == "A/B":
+        return [
+            [(side, r) for r in range(3 * k, 3 * k + 3) for side in ("base", "head")]
+            for k in range(ab_rounds // 3)
+        ]
+    if experiment.runs == 1:
+        return [[("base", 2 * k), ("head", 2 * k + 1)] for k in range(aa_rounds // 2)]
+    result = []
+    for k in range(aa_rounds // 6):
+        first = 6 * k
+        if experiment.interleaved:
+            result.append([("base" if j % 2 == 0 else "head", first + j) for j in range(6)])
+        else:
+            result.append([("base" if j < 3 else "head", first + j) for j in range(6)])
+    return result
+
+
+def round_schedule(plan: RoundsPlan, with_ab: bool, flip: bool) -> list[tuple[str, str, float]]:
+    """(side, case, rate factor) of one round, in the order they run."""
+    paired = plan.lowered if with_ab else ()
+    schedule = [("base", c, 1.0) for c in plan.suite if c not in paired]
+    for name in paired:
+        pair = [("base", name, 1.0), ("head", name, 1.0 - plan.drop)]
+        if flip:
+            pair.reverse()  # half the A/B rounds run the lowered rate first
+        schedule += pair
+    return schedule
+
+
+def measure_rounds(
+    plan: RoundsPlan, root: Path, budget_seconds: float, out: TextIO
+) -> dict[str, Any]:
+    """Measure rounds into ``root/rounds`` within the budget, then lay the comparisons
+    out as a lab uploads them (hard links to the rounds' files) and return the manifest.
+
+    Outcomes of different experiments are correlated (aa_1run, aa_3seq and aa_3int are
+    the same runs labelled three ways; ab_udp's base runs are A/A udp runs); within one
+    experiment no two comparisons share a run, so its rates' intervals hold as well as
+    the runs are independent in time.
+    """
+    started = time.monotonic()
+    deadline = started + budget_seconds
+    manifest: dict[str, Any] = {
+        "format": CORPUS_FORMAT,
+        "design": "rounds",
+        "shared_runs": (
+            "comparisons are formed from one sequence of rounds: disjoint within each "
+            "experiment, shared across experiments (aa_1run, aa_3seq and aa_3int label the "
+            "same runs; ab_udp's base runs are A/A udp runs)"
+        ),
+        "iperf3": loopback.version(),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "platform": PLATFORM,
+        "seconds": plan.seconds,
+        "omit": plan.omit,
+        "cases": {name: asdict(case) for name, case in plan.cases.items()},
+        "experiments": [],
+        "history": [],
+        "rounds": [],
+        "runs": [],
+        "truncated": False,
+    }
+    run_cost = plan.seconds + plan.omit + PER_RUN_OVERHEAD
+    history_cases = sorted({*plan.suite, *plan.lowered})
+    history_every = max(1, plan.rounds // plan.history) if plan.history else 0
+    ab_rounds: list[str] = []
+    with loopback.server() as port:
+
+        def run(case: Case, factor: float, path: Path, side: str) -> None:
+            result = loopback.client(port, case.client_args(factor), plan.seconds, plan.omit)
+            output = result.output
+            if factor != 1.0 and case.rate_bps is not None:
+                output = _disguise(output, case.rate_bps)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(output)
+            requested = None if case.rate_bps is None else round(case.rate_bps * factor)
+            manifest["runs"].append(
+                {
+                    "path": path.relative_to(root).as_posix(),
+                    "side": side,
+                    "case": case.name,
+                    "args": list(result.args),
+                    "requested_bps": requested,
+                    "reported_bps": case.rate_bps,
+                    "at": round(time.monotonic() - started, 2),
+                    "elapsed": round(result.elapsed, 2),
+                    "attempts": result.attempts,
+                    "error": result.error,
+                }
+            )
+
+        def history_entry() -> None:
+            if len(manifest["history"]) >= plan.history:
+                return
+            if time.monotonic() + len(history_cases) * run_cost > deadline:
+                manifest["truncated"] = True
+                return
+            entry = f"history/{len(manifest['history']):02d}"
+            for name in history_cases:
+                run(plan.cases[name], 1.0, root / entry / PLATFORM / f"{name}_1.json", "history")
+            manifest["history"].append(entry)
+
+        for r in range(plan.rounds):
+            with_ab = r % plan.ab_every == 0
+            schedule = round_schedule(plan, with_ab, flip=len(ab_rounds) % 2 == 1)
+            if time.monotonic() + len(schedule) * run_cost > deadline:
+                manifest["truncated"] = True
+                break
+            where = f"rounds/{r:03d}"
+            for side, name, factor in schedule:
+                path = root / where / side / PLATFORM / f"{name}_1.json"
+                run(plan.cases[name], factor, path, side)
+            manifest["rounds"].append(where)
+            if with_ab:
+                ab_rounds.append(where)
+            if history_every and (r + 1) % history_every == 0:
+                history_entry()
+            if (r + 1) % 10 == 0:
+                elapsed = time.monotonic() - started
+                print(
+                    f"  measured round {r + 1}/{plan.rounds} ({elapsed:.0f} s)",
+                    file=out,
+                    flush=True,
+                )
+        while len(manifest["history"]) < plan.history and not manifest["truncated"]:
+            history_entry()
+    manifest["measure_seconds"] = round(time.monotonic() - started, 1)
+    manifest["ab_rounds"] = ab_rounds
+    lay_out(root, manifest, plan.drop)
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def lay_out(root: Path, manifest: dict[str, Any], drop: float) -> None:
+    """The comparisons of measured rounds as a lab uploads them (hard links to the
+    rounds' files), recorded in the manifest's experiments."""
+    aa_rounds = manifest["rounds"]
+    experiments = rounds_experiments(len(aa_rounds), len(manifest["ab_rounds"]), drop)
+    for e in experiments:
+        rounds_of = manifest["ab_rounds"] if e.kind == "A/B" else aa_rounds
+        dirs = []
+        for k, block in enumerate(blocks(e, len(aa_rounds), len(manifest["ab_rounds"]))):
+            where = f"{e.name}/{k:02d}"
+            count = Counter[str]()
+            for side, r in block:
+                count[side] += 1
+                for name in e.cases:
+                    source = root / rounds_of[r] / side / PLATFORM / f"{name}_1.json"
+                    if e.kind == "A/A":  # every A/A run is a base-code run of its round
+                        source = root / rounds_of[r] / "base" / PLATFORM / f"{name}_1.json"
+                    target = root / where / side / PLATFORM / f"{name}_{count[side]}.json"
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.link(source, target)
+            dirs.append(where)
+        manifest["experiments"].append({**asdict(e), "comparison_dirs": dirs})
 
 
 def load_corpus(root: Path) -> tuple[dict[str, Any], tuple[Experiment, ...]]:
@@ -786,6 +1000,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--udp-rate", type=_rate_arg, default=_rate_arg("100M"))
     p.add_argument("--tcp-pace", type=_rate_arg, default=_rate_arg("2G"))
     p.add_argument("--drop", type=float, default=0.05, help="the A/B rate drop on head")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        help="measure this many rounds of the suite and form the comparisons from them "
+        "(disjoint within an experiment, shared across experiments); replaces "
+        "--comparisons, --ab-comparisons and --interleaved-runs",
+    )
+    p.add_argument("--ab-every", type=int, default=2, help="with --rounds: A/B runs every Nth")
     p.add_argument("--no-cli-check", action="store_true", help="skip the perfbot compare check")
     return p
 
@@ -807,6 +1029,23 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
             else:
                 root = scratch = Path(tempfile.mkdtemp(prefix="perfbot-signal-"))
             cases = default_cases(args.udp_rate, args.tcp_pace)
+            if args.rounds:
+                rounds_plan = RoundsPlan(
+                    cases, args.rounds, args.history, args.seconds, args.omit, args.drop,
+                    args.ab_every,
+                )  # fmt: skip
+                ab = math.ceil(args.rounds / args.ab_every)
+                runs = 3 * args.rounds + 3 * ab + 4 * args.history
+                print(
+                    f"measuring {args.rounds} rounds ({runs} iperf3 runs of {args.seconds} s) "
+                    f"on {loopback.HOST} (budget {args.budget_seconds:.0f} s)",
+                    file=out,
+                    flush=True,
+                )
+                manifest = measure_rounds(rounds_plan, root, args.budget_seconds, out)
+                experiments = experiments_of(manifest)
+                report(root, manifest, experiments, rule, args=args, out=out)
+                return 0
             experiments = default_experiments(
                 args.comparisons, args.ab_comparisons, args.interleaved_runs, args.drop
             )
