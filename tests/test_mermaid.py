@@ -19,6 +19,7 @@ from perfbot.engine.mermaid import (
     MAX_CATEGORY,
     MAX_PUSHES,
     MAX_TITLE,
+    MAX_UNIT,
     MetricSeries,
     block,
     charts_section,
@@ -227,7 +228,7 @@ def test_no_hostile_string_changes_the_charts_syntax(hostile: str) -> None:
         categories = strings_of(x_axis)[1:]
         assert all(len(c) <= MAX_CATEGORY + len(" (2)") for c in categories)
         assert len(categories) == len(set(categories)) == len(numbers_of(_data))
-        assert strings_of(y_axis) == [label(hostile, 60)]
+        assert strings_of(y_axis) == [label(hostile, MAX_UNIT)]
         # The name is there, cleaned (no control or invisible characters), not dropped.
         assert label(hostile, MAX_TITLE)[:8].strip() in shown
         assert clean(hostile, MAX_TITLE) != "" or shown.startswith("(empty)")

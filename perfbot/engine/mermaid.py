@@ -48,6 +48,7 @@ __all__ = [
     "MAX_CATEGORY",
     "MAX_PUSHES",
     "MAX_TITLE",
+    "MAX_UNIT",
     "Charts",
     "MetricSeries",
     "block",
@@ -59,6 +60,8 @@ MAX_BRANCH_POINTS = 8
 MAX_PUSHES = 4
 MAX_TITLE = 80  # the chart's title: metric, unit, platform
 MAX_AXIS_TITLE = 60
+# The y axis title (the unit) is drawn upright along the plot: longer, it runs past it.
+MAX_UNIT = 24
 MAX_CATEGORY = 16  # one x label: a short SHA, "PR 1a2b3c4", "base 9f8e7d6"
 # Beyond this magnitude a value would print as a long run of digits (mermaid reads no
 # exponent); no network measurement comes near it, so such a chart is left out.
@@ -167,7 +170,7 @@ def block(series: MetricSeries) -> str | None:
         "xychart-beta",
         f'    title "{_title(series)}"',
         f'    x-axis "{label(x_title, MAX_AXIS_TITLE)}" [{_categories(categories)}]',
-        f'    y-axis "{label(series.unit, MAX_AXIS_TITLE) if series.unit else "value"}"'
+        f'    y-axis "{label(series.unit, MAX_UNIT) if series.unit else "value"}"'
         f" {_number(low)} --> {_number(high)}",
         f"    {kind} [{', '.join(_number(v) for v in values)}]",
         FENCE,
