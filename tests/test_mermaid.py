@@ -268,3 +268,35 @@ def test_charts_past_the_budget_are_dropped_from_the_end_and_counted() -> None:
     nothing = charts_section(four_charts(), 100)
     assert (nothing.text, nothing.shown, nothing.dropped) == ("", 0, 4)
     assert charts_section([MetricSeries("no data")], 100_000) == charts_section([], 100_000)
+
+
+# The README's example chart ("Charts in the comment"), kept in step with this module.
+README_EXAMPLE = MetricSeries(
+    "tcp4_mbps",
+    "Mbps",
+    "qemu_x86",
+    "main",
+    (
+        *(
+            HistoryPoint(sha, Stats.of([value]))
+            for sha, value in [
+                ("3f1c2a9", 7.09),
+                ("8b0d4e1", 7.12),
+                ("c47a9f0", 7.05),
+                ("19e6b3d", 7.1),
+                ("5a2f8c7", 7.08),
+                ("e0b91d4", 7.11),
+            ]
+        ),
+        HistoryPoint("1a2b3c4", Stats.of([6.65]), highlight=True),
+        HistoryPoint("7d8e9f0", Stats.of([6.81]), highlight=True),
+    ),
+)
+
+
+def test_the_readme_shows_the_chart_this_module_writes() -> None:
+    from tests.paths import REPO  # noqa: PLC0415
+
+    chart = block(README_EXAMPLE)
+    assert chart is not None
+    assert chart in (REPO / "README.md").read_text(encoding="utf-8")

@@ -75,7 +75,7 @@ if (!open) {
     code.parentElement.replaceWith(chart);
   }
   mermaid.initialize({startOnLoad: false, securityLevel: "strict"});
-  mermaid.run().catch(e => { report.error = String(e); }).then(() => {
+  mermaid.run().catch(e => { report.error = String(e?.message ?? e); }).then(() => {
     for (const svg of document.querySelectorAll("div.mermaid svg")) {
       const line = svg.querySelector("g[class^='line-plot'] path");
       report.charts.push({
