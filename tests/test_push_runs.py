@@ -7,6 +7,7 @@ import contextlib
 import csv
 import json
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -14,11 +15,20 @@ from xml.etree import ElementTree
 import httpx
 import pytest
 
+from perfbot.app.handlers import push as push_handler
+from perfbot.app.handlers.workflow_run import on_workflow_run
 from perfbot.app.jobs import Run, WorkflowRunJob, decode, encode
 from perfbot.app.triage import job_for, parse_delivery
 from perfbot.cli import main
+from perfbot.github.app import GitHubApp
+from perfbot.store import open_store
+from perfbot.store.history import HistoryQuery
+from tests import hostile
 from tests.fakegithub import Run as FakeRun
+from tests.fakegithub import rsa_keypair
 from tests.harness import (
+    FORK_REPO_ID,
+    INSTALLATION,
     ZPERF_BASE,
     World,
     assert_done,
@@ -27,6 +37,7 @@ from tests.harness import (
     zip_of,
     zperf_log,
 )
+from tests.test_handlers import Bench
 
 MAIN_SHAS = [f"{index:x}" * 40 for index in range(1, 6)]
 
@@ -225,3 +236,90 @@ def test_a_version_2_workflow_run_job_still_runs() -> None:
     del document["run"]["default_branch"]
     document["version"] = 2
     assert decode("workflow_run", json.dumps(document)) == job
+
+
+# --- the safety checks of a PR run, on a push run (handler level) ---------------------------
+
+
+def bench_push(bench: Bench, *, head_repo: tuple[str, int] | None = None, report: bytes) -> Any:
+    run = bench.fake.add_run(bench.world.repo, 6000, MAIN_SHAS[3], "main", head_repo, event="push")
+    bench.fake.add_artifact(bench.world.repo, run, "perf-report", report)
+    return bench.run_payload(run)
+
+
+async def stored_rows(bench: Bench) -> list[Any]:
+    return await bench.store.export_measurements(HistoryQuery("acme/widget"))
+
+
+@pytest.fixture
+async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
+    """tests/test_handlers.py's bench: a handler run on the fake GitHub with a store."""
+    world = World.create()
+    store = open_store(str(tmp_path / "db"))
+    await store.setup()
+    github = GitHubApp(
+        world.fake.app_id,
+        rsa_keypair().private_pem,
+        world.fake.api_url,
+        transport=world.fake.transport(),
+    )
+    try:
+        yield Bench(world, store, github)
+    finally:
+        await github.close()
+        await store.close()
+
+
+GOOD = zip_of({"head/qemu_x86/zperf.log": zperf_log(ZPERF_BASE)})
+
+
+async def test_a_push_run_is_recorded_by_its_handler(bench: Bench) -> None:
+    reason = await bench.run(on_workflow_run, bench_push(bench, report=GOOD))
+    assert reason == f"recorded 4 series of main@{MAIN_SHAS[3][:7]} (push run): nothing to comment"
+    assert {(row.side, row.sha) for row in await stored_rows(bench)} == {("push", MAIN_SHAS[3])}
+    assert bench.writes() == []
+
+
+@pytest.mark.parametrize(
+    ("how", "words"),
+    [
+        ("suspended", f"installation {INSTALLATION} is suspended or uninstalled"),
+        ("operator", "the operator disabled acme/widget"),
+        ("fork", "is not of acme/widget itself"),
+        ("bomb", "not recorded"),
+        ("many members", "not recorded"),
+    ],
+)
+async def test_a_push_run_passes_every_check_of_a_pr_run(
+    bench: Bench, how: str, words: str
+) -> None:
+    report = {"bomb": hostile.bomb(4 * 1024 * 1024), "many members": hostile.many_members(3000)}
+    head_repo = ("mallory/widget", FORK_REPO_ID) if how == "fork" else None
+    payload = bench_push(bench, head_repo=head_repo, report=report.get(how, GOOD))
+    if how == "suspended":
+        await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
+    if how == "operator":
+        bench.disabled.add("acme/widget")
+    reason = await bench.run(on_workflow_run, payload)
+    assert words in reason
+    assert await stored_rows(bench) == []
+    assert bench.writes() == []
+
+
+async def test_suspended_while_the_report_downloads_records_nothing(bench: Bench) -> None:
+    payload = bench_push(bench, report=GOOD)
+    real = push_handler._read_report
+
+    async def read_then_suspend(*args: Any) -> Any:
+        contents = await real(*args)
+        await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
+        return contents
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(push_handler, "_read_report", read_then_suspend)
+        reason = await bench.run(on_workflow_run, payload)
+    assert reason == (
+        f"push run 6000 of main@{MAIN_SHAS[3][:7]} not recorded: installation {INSTALLATION}"
+        " is suspended or uninstalled"
+    )
+    assert await stored_rows(bench) == []
