@@ -7,6 +7,8 @@ After an intended change, regenerate with:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from perfbot.engine.compare import Comparison, compare
 from perfbot.engine.noise import Noise, Source
 from perfbot.engine.render import Footer, RenderContext, render
@@ -32,80 +34,65 @@ def test_demo_comment_matches_the_golden_file() -> None:
     assert body == expected
 
 
+@dataclass(frozen=True)
+class _Series:
+    platform: str
+    name: str
+    base: list[float]
+    head: list[float]
+    unit: str = "Mbps"
+    better: Better = Better.HIGHER
+    scale: Scale = Scale.RATIO
+    streams: tuple[int, int] | None = None  # the run settings of base and head
+
+
+NOISY = (
+    # Three runs per side on one board: a clear drop, loss in points, counters in counts,
+    # a metric within its noise, runs with other settings.
+    _Series("fpga-vu13p", "tcp_rx.receiver_mbps", [1000, 1010, 995], [900, 905, 898]),
+    _Series("fpga-vu13p", "udp_rx.receiver_mbps", [100, 100.02, 99.99], [95, 95.01, 94.99]),
+    _Series(
+        "fpga-vu13p",
+        "udp_rx.lost_percent",
+        [0, 0, 0],
+        [5.7, 5.5, 6],
+        "%",
+        Better.LOWER,
+        Scale.POINTS,
+    ),
+    _Series(
+        "fpga-vu13p", "tcp_rx.retransmits", [3, 4, 2], [30, 40, 25], "", Better.LOWER, Scale.COUNT
+    ),
+    _Series("fpga-vu13p", "tcp_tx.receiver_mbps", [1000, 1300, 900], [1100, 850, 1250]),
+    _Series("fpga-vu13p", "tcp_bidir.receiver_mbps", [2000], [2000], streams=(1, 4)),
+    # Single runs on the other: one uncertain, two judged by learned noise.
+    _Series("qemu_x86/passt", "tcp.receiver_mbps", [1000], [800]),
+    _Series("qemu_x86/passt", "udp.receiver_mbps", [100], [96]),
+    _Series("qemu_x86/passt", "rr.transactions", [5000], [4850], "trans/s"),
+)
+LEARNED = "21 measurements of main@abc1234"
+
+
 def noisy_comparison() -> Comparison:
-    """Stochastic tools on two boards, as the App sees them: repeats on one board (a clear
-    drop, loss in points, counters in counts, a metric within its noise, runs with other
-    settings), single runs on the other (one judged by learned noise, one uncertain)."""
+    """Stochastic tools on two boards, as the App sees them (``NOISY``)."""
     base, head = SideReport(), SideReport()
-
-    def add(
-        report: SideReport, platform: str, name: str, values: list[float], **kw: object
-    ) -> None:
-        unit = str(kw.pop("unit", "Mbps"))
-        better = kw.pop("better", Better.HIGHER)
-        for value in values:
-            measurement = Measurement(platform, name, value, unit, better, **kw)  # type: ignore[arg-type]
-            report.add(measurement, deterministic=False)
-
-    lower = {"better": Better.LOWER}
-    for report, tcp, udp, lost, retransmits, noisy, single, streams in (
-        (
-            base,
-            [1000, 1010, 995],
-            [100, 100.02, 99.99],
-            [0, 0, 0],
-            [3, 4, 2],
-            [1000, 1300, 900],
-            1000,
-            1,
-        ),
-        (
-            head,
-            [900, 905, 898],
-            [95, 95.01, 94.99],
-            [5.7, 5.5, 6],
-            [30, 40, 25],
-            [1100, 850, 1250],
-            800,
-            4,
-        ),
-    ):
-        add(report, "fpga-vu13p", "tcp_rx.receiver_mbps", [float(x) for x in tcp])
-        add(report, "fpga-vu13p", "udp_rx.receiver_mbps", [float(x) for x in udp])
-        add(
-            report,
-            "fpga-vu13p",
-            "udp_rx.lost_percent",
-            [float(x) for x in lost],
-            unit="%",
-            scale=Scale.POINTS,
-            **lower,
-        )
-        add(
-            report,
-            "fpga-vu13p",
-            "tcp_rx.retransmits",
-            [float(x) for x in retransmits],
-            unit="",
-            scale=Scale.COUNT,
-            **lower,
-        )
-        add(report, "fpga-vu13p", "tcp_tx.receiver_mbps", [float(x) for x in noisy])
-        add(
-            report,
-            "fpga-vu13p",
-            "tcp_bidir.receiver_mbps",
-            [2000.0],
-            settings=settings_of(streams=streams),
-        )
-        add(report, "qemu_x86/passt", "tcp.receiver_mbps", [float(single)])
-        add(report, "qemu_x86/passt", "udp.receiver_mbps", [100.0 if report is base else 96.0])
-        rr = [5000.0 if report is base else 4850.0]
-        add(report, "qemu_x86/passt", "rr.transactions", rr, unit="trans/s")
-    learned = "21 measurements of main@abc1234"
+    for series in NOISY:
+        for index, (report, values) in enumerate(((base, series.base), (head, series.head))):
+            settings = settings_of(streams=series.streams[index]) if series.streams else ()
+            for value in values:
+                measurement = Measurement(
+                    series.platform,
+                    series.name,
+                    float(value),
+                    series.unit,
+                    series.better,
+                    scale=series.scale,
+                    settings=settings,
+                )
+                report.add(measurement, deterministic=False)
     known = {
-        ("qemu_x86/passt", "udp.receiver_mbps"): Noise(0.003, 20, Source.LEARNED, learned),
-        ("qemu_x86/passt", "rr.transactions"): Noise(0.05, 20, Source.LEARNED, learned),
+        ("qemu_x86/passt", "udp.receiver_mbps"): Noise(0.003, 20, Source.LEARNED, LEARNED),
+        ("qemu_x86/passt", "rr.transactions"): Noise(0.05, 20, Source.LEARNED, LEARNED),
     }
     return compare(base, head, noise=known)
 
