@@ -44,6 +44,16 @@ const done = () => {
   document.body.setAttribute("data-report", JSON.stringify(report));
 };
 const open = location.hash === "#open";
+// Laid out as a table: each row's cells side by side on one line, each row below the last.
+// (GitHub's CSS makes the <table> itself a scrolling block; its rows are still a table.)
+const isGrid = table => {
+  const rows = [...table.querySelectorAll("tr")].map(r => [...r.children].map(
+    c => c.getBoundingClientRect()));
+  return rows.every((cells, i) =>
+    cells.every((c, j) => c.width > 0 && (j === 0 ||
+      (Math.abs(c.top - cells[0].top) < 1 && c.left >= cells[j - 1].right - 1))) &&
+    (i === 0 || cells[0].top >= rows[i - 1][0].bottom - 1));
+};
 for (const details of document.querySelectorAll("details")) {
   if (open) details.open = true;
   const summary = details.querySelector(":scope > summary").getBoundingClientRect();
@@ -61,7 +71,9 @@ for (const table of document.querySelectorAll("table")) {
   report.tables.push({
     rows: table.querySelectorAll("tbody tr").length,
     columns: table.querySelectorAll("thead th").length,
-    laidOut: getComputedStyle(table).display === "table" || box.height > 0,
+    folded: table.closest("details") !== null,
+    visible: table.checkVisibility(),
+    grid: isGrid(table),
     height: box.height,
   });
 }
@@ -188,7 +200,13 @@ def test_the_comment_is_laid_out_collapsed_with_its_tables(tmp_path: Path) -> No
     assert isinstance(tables, list)
     assert [(t["columns"], t["rows"]) for t in tables] == markdown_tables(body)
     assert len(tables) == 6
-    assert all(t["laidOut"] for t in tables)
+    for table in tables:
+        if table["folded"]:
+            assert table["visible"] is False
+        else:  # a grid, its header and each row at least a line of text tall
+            assert table["visible"] is True
+            assert table["grid"] is True
+            assert table["height"] >= 20 * (1 + table["rows"])
     png = screenshot(tmp_path, path, 900)
     pixels = decode_png(png.read_bytes())
     assert (len(pixels[0]), len(pixels)) == (WIDTH, 900)
@@ -201,9 +219,12 @@ def test_mermaid_draws_each_chart_with_its_points_and_bars(tmp_path: Path) -> No
     path = page(tmp_path, with_charts(demo(), series), "charts")
     report = browse(tmp_path, path, "#open")
     assert "error" not in report, report.get("error")
-    details = report["details"]
+    details, tables = report["details"], report["tables"]
     assert isinstance(details, list)
+    assert isinstance(tables, list)
     assert all(d["open"] and d["shown"] > 0 for d in details)
+    assert all(t["visible"] and t["grid"] for t in tables)
+    assert all(t["height"] >= 20 * (1 + t["rows"]) for t in tables)
     drawn = charts_of(report)
     assert [c["kind"] for c in drawn] == ["xychart"] * 3
     assert [(c["title"], c["labels"]) for c in drawn] == [
