@@ -33,6 +33,7 @@ signal module by every bench script (subprocess and asyncio import it).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import math
@@ -51,8 +52,18 @@ from typing import Any, TextIO
 
 import loopback
 
+from perfbot.app.measurements import NOISE_COMMITS, NOISE_ROWS
 from perfbot.cli.localfiles import read_tree
-from perfbot.engine.compare import MOVED, Comparison, Policy, Verdict, compare
+from perfbot.engine import noise as noise_model
+from perfbot.engine.compare import (
+    MOVED,
+    Comparison,
+    MetricResult,
+    NoiseKnowledge,
+    Policy,
+    Verdict,
+    compare,
+)
 from perfbot.engine.sides import Series, SideReport, read_side
 from perfbot.model import Better, Scale
 
@@ -191,7 +202,9 @@ def measure(plan: Plan, root: Path, budget_seconds: float, out: TextIO) -> dict[
     }
     run_cost = plan.seconds + plan.omit + PER_RUN_OVERHEAD
     rounds = max((e.comparisons for e in plan.experiments), default=0)
-    history_cases = sorted({c for e in plan.experiments for c in e.cases})
+    # In the order the comparisons run them: a run's predecessor changes what it measures
+    # (CPU percentages above all), and the App's history is earlier PRs' same workflow.
+    history_cases = list(dict.fromkeys(c for e in plan.experiments for c in e.cases))
     per_round = math.ceil(plan.history / rounds) if rounds else plan.history
     with loopback.server() as port:
 
@@ -392,7 +405,7 @@ def measure_rounds(
         "truncated": False,
     }
     run_cost = plan.seconds + plan.omit + PER_RUN_OVERHEAD
-    history_cases = sorted({*plan.suite, *plan.lowered})
+    history_cases = list(dict.fromkeys((*plan.suite, *plan.lowered)))  # a round's order
     history_every = max(1, plan.rounds // plan.history) if plan.history else 0
     ab_rounds: list[str] = []
     with loopback.server() as port:
@@ -534,6 +547,71 @@ def judge(base_dir: Path, head_dir: Path, history_dirs: Sequence[Path]) -> Compa
     return compare(read_dir(base_dir), read_dir(head_dir), Policy())
 
 
+# --- the App's knowledge: noise learned from same-commit history (--with-history) ----------
+
+
+@functools.cache
+def _history_side(path: Path) -> SideReport:
+    return read_dir(path)
+
+
+def history_groups(history_dirs: Sequence[Path], groups: int) -> list[list[Path]]:
+    """The history entries as ``groups`` commits, in contiguous chunks of time (1: all of
+    them one commit, as the base side of several PRs against one target commit is)."""
+    count = max(1, min(groups, len(history_dirs)))
+    size = math.ceil(len(history_dirs) / count) if history_dirs else 1
+    return [list(history_dirs[i : i + size]) for i in range(0, len(history_dirs), size)]
+
+
+def history_knowledge(
+    history_dirs: Sequence[Path], base: SideReport, head: SideReport, groups: int = 1
+) -> NoiseKnowledge:
+    """What ``perfbot.app.measurements.learned_noise`` would know before this comparison,
+    had every history entry been recorded by an earlier run: per (platform, metric), one
+    group per commit of every run's samples of the same settings as this run's head (the
+    store keys series by settings), the newest NOISE_COMMITS commits and NOISE_ROWS runs,
+    given to ``noise.learned`` with the metric's scale."""
+    chunks = history_groups(history_dirs, groups)[-NOISE_COMMITS:]
+    rows = 0
+    kept: list[list[Path]] = []
+    for chunk in reversed(chunks):  # the newest rows first, as the store reads them
+        newest = chunk[-(NOISE_ROWS - rows) :] if rows < NOISE_ROWS else []
+        rows += len(newest)
+        if newest:
+            kept.insert(0, newest)
+    knowledge: dict[tuple[str, str], noise_model.Noise] = {}
+    for key in base.series.keys() | head.series.keys():
+        present = head.series.get(key) or base.series[key]
+        samples_by_commit: list[list[float]] = []
+        for chunk in kept:
+            samples: list[float] = []
+            for entry in chunk:
+                series = _history_side(entry).series.get(key)
+                if series is not None and series.settings == present.settings:
+                    samples.extend(series.samples)
+            samples_by_commit.append(samples)
+        count = sum(len(group) for group in samples_by_commit)
+        where = "main@history" if len(kept) == 1 else f"{len(kept)} commits"
+        estimate = noise_model.learned(
+            samples_by_commit, present.scale, f"{count} measurements of {where}"
+        )
+        if estimate is not None:
+            knowledge[key] = estimate
+    return knowledge
+
+
+def history_judge(
+    base_dir: Path, head_dir: Path, history_dirs: Sequence[Path], groups: int = 1
+) -> Comparison:
+    """The App's verdicts: ``compare`` given the noise learned from the history entries
+    (the base's code, measured apart from this comparison: a run is never evidence of its
+    own noise). Every comparison of a corpus shares that history, as every PR against one
+    target commit shares its measurements: their outcomes are correlated through it."""
+    base, head = read_dir(base_dir), read_dir(head_dir)
+    knowledge = history_knowledge(history_dirs, base, head, groups)
+    return compare(base, head, Policy(), noise=knowledge)
+
+
 def load_judge(spec: str) -> Judge:
     """``module:function`` (module importable from the repository or bench/)."""
     module_name, _, function = spec.partition(":")
@@ -554,6 +632,11 @@ class Outcome:
     regressed: bool
     beyond: bool
     change_pct: float | None
+    # Why, for a false alarm's post-mortem: the rule's note and band, and the samples.
+    note: str = ""
+    band: str = ""  # the band a move had to leave, both edges ("" when none)
+    base: tuple[float, ...] = ()
+    head: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -580,9 +663,23 @@ def outcomes_of(comparison: Comparison) -> tuple[Outcome, ...]:
                     m.verdict is Verdict.REGRESSED,
                     m.beyond_tolerance,
                     m.change_pct,
+                    m.note,
+                    _band_text(m),
+                    m.base.samples if m.base else (),
+                    m.head.samples if m.head else (),
                 )
             )
     return tuple(sorted(result, key=lambda o: o.metric))
+
+
+def _band_text(m: MetricResult) -> str:
+    """A ratio metric's band is lopsided (judged in logs): +x % up is −x/(1+x) down."""
+    if m.band is None:
+        return ""
+    if m.scale is Scale.RATIO:
+        down = m.band / (1 + m.band / 100)
+        return f"−{down:.3g}/+{m.band:.3g} %"
+    return f"±{m.band:.3g} {m.unit}"
 
 
 def naive_outcomes(base: SideReport, head: SideReport) -> tuple[Outcome, ...]:
@@ -709,48 +806,82 @@ def _rate(k: int, n: int) -> str:
     return f"{k:>3}/{n:<3} {k / n * 100:5.1f} % [{low * 100:.1f}–{high * 100:.1f} %]"
 
 
-def print_figures(f: Figures, out: TextIO) -> None:
-    e = f.experiment
-    print(f"\n{e.name}: {e.title} — {f.comparisons} comparisons of {', '.join(e.cases)}", file=out)
-    t, n = f.total, f.naive_total
-    verdicts = ", ".join(f"{v} {c}" for v, c in sorted(f.verdicts.items()))
+def print_figures(named: Sequence[tuple[str, Figures]], out: TextIO) -> None:
+    """One experiment's figures under each rule side by side, then the naive rule's (the
+    naive column is the first rule's: it is the same for all)."""
+    first = named[0][1]
+    e = first.experiment
     print(
-        f"  rule : exit 1 in {f.exit_1}/{f.comparisons}; metrics judged {t.judged}, "
-        f"moved {t.moved}, beyond tolerance {t.beyond}  ({verdicts})",
+        f"\n{e.name}: {e.title} — {first.comparisons} comparisons of {', '.join(e.cases)}",
         file=out,
     )
+    width = max(len(label) for label, _ in named)
+    for label, f in named:
+        t = f.total
+        verdicts = ", ".join(f"{v} {c}" for v, c in sorted(f.verdicts.items()))
+        print(
+            f"  {label:<{width}} : exit 1 in {f.exit_1}/{f.comparisons}; metrics judged "
+            f"{t.judged}, moved {t.moved}, beyond tolerance {t.beyond}  ({verdicts})",
+            file=out,
+        )
+    n = first.naive_total
     print(
-        f"  naive: exit 1 in {f.naive_exit_1}/{f.comparisons}; metrics judged {n.judged}, "
-        f"moved {n.moved}, beyond tolerance {n.beyond}"
-        + (f"; moved rule/naive {t.moved / n.moved:.2f}" if n.moved else ""),
+        f"  {'naive':<{width}} : exit 1 in {first.naive_exit_1}/{first.comparisons}; metrics "
+        f"judged {n.judged}, moved {n.moved}, beyond tolerance {n.beyond}",
         file=out,
     )
     label = "false alarms (moved / judged)" if e.kind == "A/A" else "moved / judged"
-    print(f"  {label:<30} {'rule':<29} naive", file=out)
-    for metric in sorted(f.per_metric):
-        a, b = f.per_metric[metric], f.naive_per_metric.get(metric, Tally())
-        print(
-            f"    {metric:<28} {_rate(a.moved, a.judged):<29} {_rate(b.moved, b.judged)}", file=out
+    heads = "".join(f"{name:<31}" for name, _ in named)
+    print(f"  {label:<30} {heads}naive", file=out)
+    metrics = sorted({m for _, f in named for m in f.per_metric})
+    for metric in metrics:
+        cells = "".join(
+            f"{_rate(t.moved, t.judged):<31}"
+            for _, f in named
+            for t in [f.per_metric.get(metric, Tally())]
         )
-    print(f"    {'all':<28} {_rate(t.moved, t.judged):<29} {_rate(n.moved, n.judged)}", file=out)
+        b = first.naive_per_metric.get(metric, Tally())
+        print(f"    {metric:<28} {cells}{_rate(b.moved, b.judged)}", file=out)
+    cells = "".join(f"{_rate(f.total.moved, f.total.judged):<31}" for _, f in named)
+    print(f"    {'all':<28} {cells}{_rate(n.moved, n.judged)}", file=out)
     if e.metric:
-        d, nd = f.detected(), f.detected(naive=True)
-        changes = sorted(f.dropped_changes)
-        spread = (
-            f"; change median {_median(changes):+.1f} % (from {changes[0]:+.1f} to "
-            f"{changes[-1]:+.1f} %)"
-            if changes
-            else ""
-        )
-        print(f"  {e.metric} (lowered {e.drop * 100:g} % on head){spread}", file=out)
+        nd = first.detected(naive=True)
+        for _, f in named:
+            changes = sorted(f.dropped_changes)
+            if changes:
+                print(
+                    f"  {e.metric} (lowered {e.drop * 100:g} % on head): change median "
+                    f"{_median(changes):+.1f} % (from {changes[0]:+.1f} to {changes[-1]:+.1f} %)",
+                    file=out,
+                )
+                break
+        cells = "".join(f"{_rate(f.detected().regressed, f.comparisons):<31}" for _, f in named)
+        print(f"    {'detected (regressed)':<28} {cells}{_rate(nd.regressed, nd.judged)}", file=out)
+        cells = "".join(f"{_rate(f.detected().beyond, f.comparisons):<31}" for _, f in named)
+        print(f"    {'beyond tolerance':<28} {cells}{_rate(nd.beyond, nd.judged)}", file=out)
+
+
+def _samples(values: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{v:.4g}" for v in values) + "]"
+
+
+def print_aa_moves(
+    label: str, scored: Sequence[Scored], experiments: Sequence[Experiment], out: TextIO
+) -> None:
+    """Every metric a rule moved in an A/A comparison, with its samples: a false alarm's cause."""
+    kinds = {e.name: e.kind for e in experiments}
+    moves = [
+        (s, o) for s in scored if kinds.get(s.experiment) == "A/A" for o in s.outcomes if o.moved
+    ]
+    print(f"\nA/A moves under {label}: {len(moves)}", file=out)
+    for s, o in moves:
+        change = "from 0" if o.change_pct is None else f"{o.change_pct:+.3g}"
+        band = f", band {o.band}" if o.band else ""
+        beyond = ", BEYOND TOLERANCE" if o.beyond else ""
         print(
-            f"    detected (regressed)        {_rate(d.regressed, d.judged):<29} "
-            f"{_rate(nd.regressed, nd.judged)}",
-            file=out,
-        )
-        print(
-            f"    beyond tolerance            {_rate(d.beyond, d.judged):<29} "
-            f"{_rate(nd.beyond, nd.judged)}",
+            f"  {s.comparison} {o.metric}: {o.verdict} {change}{band}{beyond}"
+            f"{' (' + o.note + ')' if o.note else ''}; base {_samples(o.base)} head "
+            f"{_samples(o.head)}",
             file=out,
         )
 
@@ -1008,13 +1139,37 @@ def parser() -> argparse.ArgumentParser:
         "--comparisons, --ab-comparisons and --interleaved-runs",
     )
     p.add_argument("--ab-every", type=int, default=2, help="with --rounds: A/B runs every Nth")
+    p.add_argument(
+        "--with-history",
+        action="store_true",
+        help="also judge as the App would: noise learned from the corpus's history entries",
+    )
+    p.add_argument(
+        "--history-groups",
+        type=int,
+        default=1,
+        help="with --with-history: the history as this many commits (1: one target commit)",
+    )
     p.add_argument("--no-cli-check", action="store_true", help="skip the perfbot compare check")
     return p
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     args = parser().parse_args(argv)
-    rule = load_judge(args.judge) if args.judge else judge
+    rules: list[tuple[str, Judge]] = [
+        (args.judge, load_judge(args.judge))
+        if args.judge
+        else ("judge() = perfbot compare, default Policy", judge)
+    ]
+    if args.with_history:
+        groups = args.history_groups
+        rules.append(
+            (
+                f"history_judge() = compare with noise learned from the history as "
+                f"{groups} commit{'s' if groups > 1 else ''}",
+                functools.partial(history_judge, groups=groups),
+            )
+        )
     scratch: Path | None = None
     try:
         if args.corpus:
@@ -1044,7 +1199,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
                 )
                 manifest = measure_rounds(rounds_plan, root, args.budget_seconds, out)
                 experiments = experiments_of(manifest)
-                report(root, manifest, experiments, rule, args=args, out=out)
+                report(root, manifest, experiments, rules, args=args, out=out)
                 return 0
             experiments = default_experiments(
                 args.comparisons, args.ab_comparisons, args.interleaved_runs, args.drop
@@ -1059,7 +1214,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
                 flush=True,
             )
             manifest = measure(plan, root, args.budget_seconds, out)
-        report(root, manifest, experiments, rule, args=args, out=out)
+        report(root, manifest, experiments, rules, args=args, out=out)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -1070,11 +1225,13 @@ def report(
     root: Path,
     manifest: dict[str, Any],
     experiments: Sequence[Experiment],
-    rule: Judge,
+    rules: Sequence[tuple[str, Judge]],
     *,
     args: argparse.Namespace,
     out: TextIO,
 ) -> None:
+    """Every rule's figures on the corpus, side by side; the first rule is the main one
+    (its targets first, the CLI check, the JSON's top level)."""
     runs = manifest["runs"]
     failed = sum(1 for r in runs if r["error"])
     print(
@@ -1084,45 +1241,69 @@ def report(
         + (" — CUT SHORT by the budget" if manifest["truncated"] else ""),
         file=out,
     )
-    started = time.perf_counter()
-    scored = score(root, manifest, experiments, rule)
-    judged_in = time.perf_counter() - started
-    name = args.judge or "judge() = perfbot compare, default Policy"
-    print(f"judged {len(scored)} comparisons with {name} in {judged_in:.2f} s", file=out)
-    figures = summarize(experiments, scored)
-    for f in figures:
-        print_figures(f, out)
+    if manifest.get("shared_runs"):
+        print(f"NOTE: {manifest['shared_runs']}", file=out)
+    results: list[tuple[str, list[Scored], list[Figures]]] = []
+    for name, rule in rules:
+        started = time.perf_counter()
+        scored = score(root, manifest, experiments, rule)
+        judged_in = time.perf_counter() - started
+        print(f"judged {len(scored)} comparisons with {name} in {judged_in:.2f} s", file=out)
+        results.append((name, scored, summarize(experiments, scored)))
+    labels = [_label(name) for name, _, _ in results]
+    for index in range(len(experiments)):
+        print_figures([(label, r[2][index]) for label, r in zip(labels, results, strict=True)], out)
+    for label, (_, scored, _) in zip(labels, results, strict=True):
+        print_aa_moves(label, scored, experiments, out)
     rows = noise(root, manifest)
     print_noise(rows, out)
-    met = targets(figures)
-    print("\ntargets (issue 13)", file=out)
-    for what, ok, figure in met:
-        print(f"  {'PASS' if ok else 'FAIL'}  {what}: {figure}", file=out)
+    met_by_rule = []
+    for label, (_, _, figures) in zip(labels, results, strict=True):
+        met = targets(figures)
+        met_by_rule.append(met)
+        print(f"\ntargets (issue 13) under {label}", file=out)
+        for what, ok, figure in met:
+            print(f"  {'PASS' if ok else 'FAIL'}  {what}: {figure}", file=out)
     print_detectable(experiments, rows, out)
     if not args.judge and not args.no_cli_check:
-        cli_check(root, scored, out)
+        cli_check(root, results[0][1], out)
     if args.json:
-        document = {
-            "corpus": str(root),
-            "judge": name,
-            "experiments": [
-                {
-                    "name": f.experiment.name,
-                    "comparisons": f.comparisons,
-                    "exit_1": f.exit_1,
-                    "naive_exit_1": f.naive_exit_1,
-                    "total": asdict(f.total),
-                    "naive_total": asdict(f.naive_total),
-                    "per_metric": {k: asdict(v) for k, v in f.per_metric.items()},
-                    "verdicts": dict(f.verdicts),
-                    "detected": asdict(f.detected()) if f.experiment.metric else None,
-                }
-                for f in figures
-            ],
-            "noise": [asdict(row) for row in rows],
-            "targets": [{"target": w, "met": ok, "figure": fig} for w, ok, fig in met],
-        }
+        judges = [
+            {
+                "judge": name,
+                "experiments": [_figures_json(f) for f in figures],
+                "targets": [{"target": w, "met": ok, "figure": fig} for w, ok, fig in met],
+            }
+            for (name, _, figures), met in zip(results, met_by_rule, strict=True)
+        ]
+        document = {"corpus": str(root), **judges[0], "noise": [asdict(row) for row in rows]}
+        document["judges"] = judges
         args.json.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def _label(name: str) -> str:
+    """A column's heading: the rule's short name."""
+    if name.startswith("history_judge"):
+        return "with history"
+    if name.startswith("judge()"):
+        return "stateless"
+    return name[:30]
+
+
+def _figures_json(f: Figures) -> dict[str, Any]:
+    low, high = wilson(f.total.moved, f.total.judged)
+    return {
+        "name": f.experiment.name,
+        "comparisons": f.comparisons,
+        "exit_1": f.exit_1,
+        "naive_exit_1": f.naive_exit_1,
+        "total": asdict(f.total),
+        "moved_interval": [low, high],
+        "naive_total": asdict(f.naive_total),
+        "per_metric": {k: asdict(v) for k, v in f.per_metric.items()},
+        "verdicts": dict(f.verdicts),
+        "detected": asdict(f.detected()) if f.experiment.metric else None,
+    }
 
 
 if __name__ == "__main__":
