@@ -260,3 +260,67 @@ def test_interleaved_and_sequential_schedules() -> None:
     assert [(s, i) for s, i, _ in replace(sequential, interleaved=True).schedule()] == [
         ("base", 1), ("head", 1), ("base", 2), ("head", 2), ("base", 3), ("head", 3),
     ]  # fmt: skip
+
+
+# --- the history-aware judge, on perfbot-json sides ---------------------------------------
+
+
+def _side(root: Path, **values: float) -> Path:
+    """A side of one run: each metric's one value, in perfbot's own JSON report format."""
+    root.mkdir(parents=True)
+    metrics = [
+        {"name": name, "value": value, "unit": "Mbps", "better": "higher"}
+        for name, value in values.items()
+    ]
+    document = {"perfbot": 1, "platform": "loopback", "metrics": metrics}
+    (root / "report.json").write_text(json.dumps(document))
+    return root
+
+
+def test_the_history_aware_judge_learns_each_metrics_noise_from_the_history(
+    tmp_path: Path,
+) -> None:
+    """Six same-commit runs: one metric scatters by about 4 %, the other by 0.1 %. A PR
+    that lowers both by 6 % in one run is uncertain to the stateless judge (no noise
+    known); with the history, the stable one is a regression beyond tolerance and the
+    noisy one stays within its band (the App-level test's story, through the harness)."""
+    noisy = (100.0, 104.0, 96.0, 101.0, 97.0, 103.0)
+    stable = (100.0, 100.1, 99.9, 100.0, 100.1, 99.9)
+    history = [
+        _side(tmp_path / f"history/{i:02d}", noisy=n, stable=s)
+        for i, (n, s) in enumerate(zip(noisy, stable, strict=True))
+    ]
+    base = _side(tmp_path / "base", noisy=100.0, stable=100.0)
+    head = _side(tmp_path / "head", noisy=94.0, stable=94.0)
+
+    def verdicts(comparison: Comparison) -> dict[str, tuple[str, bool, str]]:
+        return {m.name: (str(m.verdict), m.beyond_tolerance, m.note) for m in
+                comparison.platforms[0].metrics}  # fmt: skip
+
+    assert verdicts(harness.judge(base, head, history)) == {
+        "noisy": ("uncertain", False, "single run, noise unknown"),
+        "stable": ("uncertain", False, "single run, noise unknown"),
+    }
+    with_history = harness.history_judge(base, head, history)
+    assert verdicts(with_history) == {
+        "noisy": ("unchanged", False, "within noise"),
+        "stable": ("regressed", True, ""),
+    }
+    learned = {m.name: m.noise for m in with_history.platforms[0].metrics}
+    assert learned["noisy"] is not None
+    assert learned["noisy"].df == 5
+    assert learned["noisy"].evidence == "6 measurements of main@history"
+    # As three commits of two runs, the same samples give 3 degrees of freedom.
+    three = harness.history_judge(base, head, history, groups=3)
+    noise = {m.name: m.noise for m in three.platforms[0].metrics}["noisy"]
+    assert noise is not None
+    assert noise.df == 3
+    assert noise.evidence == "6 measurements of 3 commits"
+
+
+def test_history_groups_are_contiguous_commits() -> None:
+    entries = [Path(f"h/{i}") for i in range(7)]
+    assert harness.history_groups(entries, 1) == [entries]
+    assert harness.history_groups(entries, 3) == [entries[0:3], entries[3:6], entries[6:7]]
+    assert harness.history_groups(entries, 20) == [[e] for e in entries]
+    assert harness.history_groups([], 2) == []
