@@ -10,20 +10,34 @@ transmit paced with -b) is measured on 127.0.0.1 and laid out as a lab workflow 
     The head's JSON is then given the base's requested rate back (``target_bitrate``), as a
     real regression would look: same command, slower code. The manifest keeps both.
 
+``--rounds N`` measures instead one long sequence of N rounds of the suite (every
+``--ab-every``-th round also runs udp and tcp_paced at the lowered rate next to a full-rate
+run, in alternating order) and forms the comparisons from it, as hard links: A/A needs no
+second build, so base and head are labels given afterwards. Within an experiment no two
+comparisons share a run; across experiments they do (aa_1run, aa_3seq and aa_3int label
+the same runs three ways, ab_udp's base runs are A/A udp runs), so the experiments'
+figures are correlated with each other, not within themselves.
+
 Besides, ``--history`` entries of the base code (one run of every case each, spread over
 the measuring time) stand for the same-commit measurements the App's noise model sees.
 
 Every comparison is judged by one function, ``judge(base_dir, head_dir, history_dirs)``
 (today the stateless ``perfbot compare``: read_side + compare with the default Policy;
-``--judge module:function`` swaps another in). Printed per experiment: exits, metrics
-judged / moved / beyond tolerance, the A/A false-alarm rate per metric and the A/B
-detection rate with 95 % Wilson intervals, against the same figures of a naive rule (any
+``--judge module:function`` swaps another in); with ``--with-history`` also by
+``history_judge``, the App's view: ``compare(..., noise=...)`` given what
+``perfbot.app.measurements.learned_noise`` would learn from the history entries (all one
+commit, or ``--history-groups G`` commits). Every comparison shares that history, as
+every PR against one target commit does, so its figures are correlated through it.
+Printed per experiment: exits, metrics judged / moved / beyond tolerance, the A/A
+false-alarm rate per metric and the A/B detection rate with 95 % Wilson intervals, against the same figures of a naive rule (any
 |change| ≥ 1 % of the medians is a move; beyond tolerance when a regression exceeds 5 %)
 computed in the same process; then the measured per-run noise of each metric and the
 smallest change it lets one detect, and the targets of issue 13 with PASS or FAIL.
 
   .venv/bin/python bench/signal_noise.py --save-corpus /tmp/corpus   # measure (≈ 8 min)
   .venv/bin/python bench/signal_noise.py --corpus /work/signal-corpus   # re-judge (seconds)
+  .venv/bin/python bench/signal_noise.py --rounds 180 --history 15 --budget-seconds 900 \
+      --save-corpus /tmp/corpus3 --with-history   # 30 A/A (3 runs), 30 A/B each (≈ 15 min)
 
 The file is not called signal.py: bench/ is the first entry of sys.path when a bench
 script runs, and a bench/signal.py would be imported in place of the standard library's
@@ -897,7 +911,8 @@ def targets(figures: Sequence[Figures]) -> list[tuple[str, bool, str]]:
                 (
                     f"{e.name}: at most {TARGET_AA_MOVED:.0%} of metrics moved",
                     f.total.judged > 0 and rate <= TARGET_AA_MOVED,
-                    f"{f.total.moved}/{f.total.judged} = {rate * 100:.1f} %",
+                    f"{f.total.moved}/{f.total.judged} = {rate * 100:.1f} % (95 % upper bound "
+                    f"{wilson(f.total.moved, f.total.judged)[1] * 100:.2f} %, metrics pooled)",
                 )
             )
             result.append(
