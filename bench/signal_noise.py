@@ -28,11 +28,12 @@ Every comparison is judged by one function, ``judge(base_dir, head_dir, history_
 ``perfbot.app.measurements.learned_noise`` would learn from the history entries (all one
 commit, or ``--history-groups G`` commits). Every comparison shares that history, as
 every PR against one target commit does, so its figures are correlated through it.
-Printed per experiment: exits, metrics judged / moved / beyond tolerance, the A/A
-false-alarm rate per metric and the A/B detection rate with 95 % Wilson intervals, against the same figures of a naive rule (any
-|change| ≥ 1 % of the medians is a move; beyond tolerance when a regression exceeds 5 %)
-computed in the same process; then the measured per-run noise of each metric and the
-smallest change it lets one detect, and the targets of issue 13 with PASS or FAIL.
+Printed per experiment: exits, metrics judged / moved / beyond tolerance, the A/A false-
+alarm rate per metric and the A/B detection rate with 95 % Wilson intervals, against the
+same figures of a naive rule (any |change| ≥ 1 % of the medians is a move; beyond
+tolerance when a regression exceeds 5 %) computed in the same process; then the measured
+per-run noise of each metric and the smallest change it lets one detect, and the targets
+of issue 13 with PASS or FAIL.
 
   .venv/bin/python bench/signal_noise.py --save-corpus /tmp/corpus   # measure (≈ 8 min)
   .venv/bin/python bench/signal_noise.py --corpus /work/signal-corpus   # re-judge (seconds)
