@@ -40,6 +40,14 @@ def database(tmp_path: Path) -> Path:
             + [
                 record(9, side="push", sha="9" * 40, metric=HOSTILE, at=NOV_1 + 60),
                 record(9, side="push", sha="9" * 40, metric="<b>&x</b>]]>", at=NOV_1 + 60),
+                record(
+                    9,
+                    side="push",
+                    sha="9" * 40,
+                    metric="inf",
+                    samples=(float("inf"), 1.0),
+                    at=NOV_1 + 60,
+                ),
             ]
         )
         await store.close()
@@ -82,6 +90,8 @@ def test_json_and_svg_escape_hostile_names(
     assert code == EXIT_OK
     document = json.loads(out)
     assert HOSTILE in [row["metric"] for row in document["rows"]]  # JSON's own escaping
+    (infinite,) = [row for row in document["rows"] if row["metric"] == "inf"]
+    assert infinite["samples"] == [None, 1.0]  # JSON has no infinity
     code, out, _ = history(database, "--format", "svg", "--metric", "<b>*", capsys=capsys)
     assert code == EXIT_OK
     root = ElementTree.fromstring(out.encode())
@@ -94,8 +104,8 @@ def test_json_and_svg_escape_hostile_names(
     ("args", "runs"),
     [
         (("--since", "2026-11-02"), [2, 3]),
-        (("--until", "2026-11-01"), [9, 9, 1]),  # a date includes its whole day
-        (("--until", "2026-11-01T00:30:00Z"), [9, 9]),
+        (("--until", "2026-11-01"), [9, 9, 9, 1]),  # a date includes its whole day
+        (("--until", "2026-11-01T00:30:00Z"), [9, 9, 9]),
         (("--since", "2026-11-01T02:00:00+01:00", "--until", "2026-11-02"), [1, 2]),
         (("--metric", "tcp_*", "--limit", "2"), [2, 3]),
         (("--platform", "other"), []),
@@ -119,7 +129,7 @@ def test_filters_and_bound(
         (("--repo", "acme/widget"), "perfbot: no measurements of acme/widget are stored\n"),
         (("--repo", "not a repo"), "perfbot: --repo 'not a repo' is not OWNER/NAME\n"),
         (("--since", "2026-11-03", "--until", "2026-11-02"), "--since must be before --until"),
-        (("--format", "svg"), "an SVG draws one metric of one platform, and 3 match"),
+        (("--format", "svg"), "an SVG draws one metric of one platform, and 4 match"),
     ],
 )
 def test_errors_are_one_sentence_and_exit_2(

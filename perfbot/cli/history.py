@@ -17,6 +17,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -248,10 +249,21 @@ def json_text(repo: str, rows: Sequence[HistoryRow], truncated: bool) -> str:
         "repository": repo,
         "truncated": truncated,
         "columns": list(COLUMNS),
-        "rows": [cells(row) for row in rows],
+        "rows": [_json_cells(row) for row in rows],
     }
-    # allow_nan=False: a sample is finite (the parsers refuse others), and JSON has no NaN.
+    # JSON has no NaN or infinity: such a stored value is written as null.
     return json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+
+
+def _json_cells(row: HistoryRow) -> dict[str, Any]:
+    values = cells(row)
+    values["samples"] = [_finite(value) for value in row.samples]
+    values["median"] = None if values["median"] is None else _finite(values["median"])
+    return values
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True, slots=True)
