@@ -18,9 +18,12 @@ import pytest
 from perfbot.app.handlers import push as push_handler
 from perfbot.app.handlers.workflow_run import on_workflow_run
 from perfbot.app.jobs import Run, WorkflowRunJob, decode, encode
+from perfbot.app.measurements import learned_noise
 from perfbot.app.triage import job_for, parse_delivery
 from perfbot.cli import main
+from perfbot.engine.sides import ReportFile, read_side
 from perfbot.github.app import GitHubApp
+from perfbot.github.types import PullInfo
 from perfbot.store import open_store
 from perfbot.store.history import HistoryQuery
 from tests import hostile
@@ -29,6 +32,7 @@ from tests.fakegithub import rsa_keypair
 from tests.harness import (
     FORK_REPO_ID,
     INSTALLATION,
+    REPO_ID,
     ZPERF_BASE,
     World,
     assert_done,
@@ -323,3 +327,32 @@ async def test_suspended_while_the_report_downloads_records_nothing(bench: Bench
         " is suspended or uninstalled"
     )
     assert await stored_rows(bench) == []
+
+
+async def test_push_runs_of_one_commit_teach_a_pr_its_noise(bench: Bench) -> None:
+    """Four push runs of main@BASE scatter a little: a PR against that commit learns the
+    scatter (the lead's learned_noise reads every side of the commit, push rows too)."""
+    base_sha = MAIN_SHAS[4]
+    for run_id in range(6100, 6104):
+        values = push_values(run_id)
+        run = bench.fake.add_run(bench.world.repo, run_id, base_sha, "main", event="push")
+        report = zip_of({"head/qemu_x86/zperf.log": zperf_log(values)})
+        bench.fake.add_artifact(bench.world.repo, run, "perf-report", report)
+        reason = await bench.run(on_workflow_run, bench.run_payload(run), delivery=f"d{run_id}")
+        assert reason.startswith("recorded 4 series")
+    pull = PullInfo(7, "open", "a" * 40, "feature-7", REPO_ID, REPO_ID, "main", base_sha, ())
+    pr_run = decode(
+        "workflow_run",
+        json.dumps(
+            bench.run_payload(bench.world.measured_run(bench.world.pull(7, "a" * 40), 6200))
+        ),
+    )
+    assert isinstance(pr_run, WorkflowRunJob)
+    side = read_side([ReportFile("qemu_x86/zperf.log", zperf_log(ZPERF_BASE).encode())])
+    ctx = bench.context("noise")
+    async with ctx.installation:
+        knowledge = await learned_noise(ctx, pr_run.run, pull, (side, side))
+    assert set(knowledge) == {("qemu_x86", metric) for metric in ZPERF_BASE}
+    noise = knowledge[("qemu_x86", "tcp4_mbps")]
+    assert noise.evidence == f"4 measurements of main@{base_sha[:7]}"
+    assert noise.sigma > 0
