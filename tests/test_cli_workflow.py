@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from perfbot.cli import main
-from perfbot.cli.workflow import escape_data, escape_property
+from perfbot.cli.workflow import annotation_lines, escape_data, escape_property
+from perfbot.engine.compare import compare
 from perfbot.engine.formats._common import guess_better
-from perfbot.model import Better
+from perfbot.model import Better, Scale
+from tests.builders import side as side_of
 from tests.fakegithub import serve
 from tests.harness import World
 from tests.paths import shared
@@ -94,7 +96,7 @@ def test_annotate_a_notice_per_moved_platform_and_a_warning_per_regression(
     assert notice_props == {"title": "perfbot (default)"}
     assert notice == "default: tcp4_mbps −6.24 %"
     assert warning_props == {"title": "perfbot regression (default)"}
-    assert warning == "default: tcp4_mbps regressed −6.24 % (beyond the 5 % tolerance)"
+    assert warning == "default: tcp4_mbps regressed −6.24 % (beyond 5 % tolerance)"
 
 
 def test_annotate_says_nothing_when_nothing_moved(capsys: pytest.CaptureFixture[str]) -> None:
@@ -209,3 +211,14 @@ def test_exit_zero_reports_a_missing_or_unreadable_baseline_as_not_available(
     (annotation, *_) = commands(captured.out)
     assert annotation[0] == "notice"
     assert annotation[2].startswith("comparison not available: ")
+
+
+def test_a_loss_warning_names_its_tolerance_in_points() -> None:
+    base = side_of(
+        {"udp.lost_percent": [0.0, 0.0, 0.0]}, scale=Scale.POINTS, unit="%", better=Better.LOWER
+    )
+    head = side_of(
+        {"udp.lost_percent": [5.7, 5.5, 6.0]}, scale=Scale.POINTS, unit="%", better=Better.LOWER
+    )
+    (_, warning) = annotation_lines(compare(base, head))
+    assert "beyond 1 pp tolerance" in warning

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from perfbot.cli.terminal import change_text
 from perfbot.engine.compare import MOVED, Comparison, MetricResult, Verdict
 from perfbot.engine.escape import clean
+from perfbot.engine.explain import beyond_tolerance
 
 TITLE = "perfbot"
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
@@ -55,10 +56,10 @@ def annotation_lines(comparison: Comparison) -> list[str]:
         lines.append(command("notice", f"{platform.name}: {shown}", f"{TITLE} ({platform.name})"))
         for metric in moved:
             if metric.verdict is Verdict.REGRESSED and metric.beyond_tolerance:
-                _, _, tolerance, _ = comparison.policy.resolve(metric.name)
+                _, _, tolerance, _ = comparison.policy.resolve(metric.name, metric.scale)
                 message = (
                     f"{platform.name}: {metric.name} regressed {change_text(metric)} "
-                    f"(beyond the {tolerance:g} % tolerance)"
+                    f"({beyond_tolerance(tolerance, metric.scale)})"
                 )
                 lines.append(command("warning", message, f"{TITLE} regression ({platform.name})"))
     return lines
