@@ -16,10 +16,10 @@ import httpx
 import pytest
 
 from perfbot.app.handlers import push as push_handler
-from perfbot.app.handlers.workflow_run import on_workflow_run
 from perfbot.app.jobs import Run, WorkflowRunJob, decode, encode
 from perfbot.app.measurements import learned_noise
 from perfbot.app.triage import job_for, parse_delivery
+from perfbot.app.worker import handle
 from perfbot.cli import main
 from perfbot.engine.sides import ReportFile, read_side
 from perfbot.github.app import GitHubApp
@@ -278,7 +278,7 @@ GOOD = zip_of({"head/qemu_x86/zperf.log": zperf_log(ZPERF_BASE)})
 
 
 async def test_a_push_run_is_recorded_by_its_handler(bench: Bench) -> None:
-    reason = await bench.run(on_workflow_run, bench_push(bench, report=GOOD))
+    reason = await bench.run(handle, bench_push(bench, report=GOOD), event="workflow_run")
     assert reason == f"recorded 4 series of main@{MAIN_SHAS[3][:7]} (push run): nothing to comment"
     assert {(row.side, row.sha) for row in await stored_rows(bench)} == {("push", MAIN_SHAS[3])}
     assert bench.writes() == []
@@ -304,7 +304,7 @@ async def test_a_push_run_passes_every_check_of_a_pr_run(
         await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
     if how == "operator":
         bench.disabled.add("acme/widget")
-    reason = await bench.run(on_workflow_run, payload)
+    reason = await bench.run(handle, payload, event="workflow_run")
     assert words in reason
     assert await stored_rows(bench) == []
     assert bench.writes() == []
@@ -321,7 +321,7 @@ async def test_suspended_while_the_report_downloads_records_nothing(bench: Bench
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(push_handler, "_read_report", read_then_suspend)
-        reason = await bench.run(on_workflow_run, payload)
+        reason = await bench.run(handle, payload, event="workflow_run")
     assert reason == (
         f"push run 6000 of main@{MAIN_SHAS[3][:7]} not recorded: installation {INSTALLATION}"
         " is suspended or uninstalled"
@@ -338,7 +338,9 @@ async def test_push_runs_of_one_commit_teach_a_pr_its_noise(bench: Bench) -> Non
         run = bench.fake.add_run(bench.world.repo, run_id, base_sha, "main", event="push")
         report = zip_of({"head/qemu_x86/zperf.log": zperf_log(values)})
         bench.fake.add_artifact(bench.world.repo, run, "perf-report", report)
-        reason = await bench.run(on_workflow_run, bench.run_payload(run), delivery=f"d{run_id}")
+        reason = await bench.run(
+            handle, bench.run_payload(run), delivery=f"d{run_id}", event="workflow_run"
+        )
         assert reason.startswith("recorded 4 series")
     pull = PullInfo(7, "open", "a" * 40, "feature-7", REPO_ID, REPO_ID, "main", base_sha, ())
     pr_run = decode(

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
 from perfbot.app.handlers.context import JobContext
+from perfbot.app.handlers.push import on_push_run
 from perfbot.app.handlers.workflow_run import on_workflow_run
 from perfbot.app.jobs import (
     AnyJob,
@@ -42,6 +43,8 @@ async def handle(ctx: JobContext, job: AnyJob) -> str | None:
     ...", "comment 12 on PR 7 is up to date"); the worker records it with the job, so an
     absence can be told from a crash."""
     match job:
+        case WorkflowRunJob() if job.run.event == "push":
+            return await on_push_run(ctx, job)  # the default branch's trend: recorded only
         case WorkflowRunJob():
             return await on_workflow_run(ctx, job)
         case IssueCommentJob():

@@ -18,7 +18,6 @@ from perfbot.app.artifacts import (
 )
 from perfbot.app.comment import live, publish
 from perfbot.app.handlers.context import JobContext
-from perfbot.app.handlers.push import on_push_run
 from perfbot.app.jobs import Run, WorkflowRunJob
 from perfbot.app.measurements import learned_noise, record_report_measurements
 from perfbot.app.pullproof import prove_pull
@@ -54,8 +53,6 @@ class Report:
 
 async def on_workflow_run(ctx: JobContext, job: WorkflowRunJob) -> str:
     run = job.run
-    if run.event == "push":  # the default branch's trend: recorded, never commented on
-        return await on_push_run(ctx, job)
     if run.event != "pull_request" or run.run_repo_id != run.repo_id:
         return ctx.ended(f"ignored: run {run.id} is not a pull_request run of this repository")
     refused = await ctx.write_refused(run.owner, run.name)
