@@ -16,7 +16,13 @@ from typing import Protocol
 
 from perfbot.model import Settings
 from perfbot.store.history import HistoryQuery, HistoryRow
-from perfbot.store.measurements import CommitSamples, MeasurementRecord, RunSeries, SeriesKey
+from perfbot.store.measurements import (
+    CommitSamples,
+    MeasurementRecord,
+    PullRun,
+    RunSeries,
+    SeriesKey,
+)
 
 
 class JobStatus(enum.StrEnum):
@@ -253,6 +259,24 @@ class Store(Protocol):
         of fork PRs (``MeasurementRecord.from_fork``) only with ``include_forks``. Every
         key is in the answer, with an empty list when nothing is stored for it.
         """
+
+    async def branch_history(
+        self,
+        repo_id: int,
+        branch: str,
+        keys: Sequence[SeriesKey],
+        *,
+        max_commits: int,
+        max_rows: int,
+    ) -> dict[SeriesKey, list[CommitSamples]]:
+        """``measurement_history`` of ``branch`` alone, as its trend: the rows of side
+        ``push`` (its own commits) and ``base`` (what PRs against it measured of it) whose
+        branch is ``branch``, never a fork PR's rows and never another repository's."""
+
+    async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
+        """The newest ``max_runs`` (at most ``MAX_PULL_RUNS``) run attempts that recorded
+        the head side of PR ``pr_number`` of this repository, newest first: one entry per
+        (run, attempt), with the head commit it measured (``run_measurements`` reads it)."""
 
     async def commit_samples(
         self,

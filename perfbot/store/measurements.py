@@ -87,6 +87,24 @@ class RunSeries:
     samples: tuple[float, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class PullRun:
+    """One attempt of a run that measured a PR's head (``Store.pull_runs``): the commit it
+    measured, and when its rows were recorded."""
+
+    sha: str
+    run_id: int
+    run_attempt: int
+    recorded_at: float
+
+
+# The most run attempts of one PR a comment reads back: its earlier pushes, re-runs included.
+MAX_PULL_RUNS: Final = 50
+# The sides a branch's trend is made of: its own pushed commits, and the base commits PRs
+# against it measured (never a fork's: ``from_fork`` rows are left out).
+TREND_SIDES: Final = ("push", "base")
+
+
 # The history a report may ask for at most, per series: more would make one report's
 # query unbounded, and noise older than a few dozen commits says little about today's.
 MAX_HISTORY_COMMITS: Final = 100

@@ -42,7 +42,10 @@ from perfbot.store.history import (
 )
 from perfbot.store.measurements import (
     CommitSamples,
+    MAX_PULL_RUNS,
+    TREND_SIDES,
     MeasurementRecord,
+    PullRun,
     RunSeries,
     SeriesKey,
     check_bounds,
@@ -146,6 +149,19 @@ _HISTORY: Final = """
         LIMIT %(rows)s
     ) AS m
     ORDER BY k.ord, m.recorded_at DESC, m.id DESC
+"""
+# The same per key, of one branch's trend rows only (``Store.branch_history``).
+_BRANCH_HISTORY: Final = _HISTORY.replace(
+    "AND s.run_id IS DISTINCT FROM",
+    "AND s.branch = %(branch)s AND s.side = ANY(%(sides)s::text[]) AND s.run_id IS DISTINCT FROM",
+)
+# A PR's head runs, newest first (one row per attempt; ``Store.pull_runs``).
+_PULL_RUNS: Final = """
+    SELECT sha, run_id, run_attempt, MAX(recorded_at) AS at FROM measurements
+    WHERE repo_id = %(repo)s AND pr_number = %(pr)s AND side = 'head'
+    GROUP BY sha, run_id, run_attempt
+    ORDER BY at DESC, run_id DESC, run_attempt DESC
+    LIMIT %(runs)s
 """
 _INSERT_MEASUREMENT: Final = insert_measurement("%s")
 # Up to this many measurements are encoded on the event loop: a thread costs more.
@@ -592,9 +608,39 @@ class PostgresStore:
             "forks": include_forks,
             "rows": max_rows,
         }
+        return await self._history(_HISTORY, params, unique, max_commits)
 
+    async def branch_history(
+        self,
+        repo_id: int,
+        branch: str,
+        keys: Sequence[SeriesKey],
+        *,
+        max_commits: int,
+        max_rows: int,
+    ) -> dict[SeriesKey, list[CommitSamples]]:
+        check_bounds(max_commits, max_rows)
+        unique = list(dict.fromkeys(keys))
+        if not unique:
+            return {}
+        params: dict[str, Any] = {
+            "platforms": [storable(k.platform) for k in unique],
+            "metrics": [storable(k.metric) for k in unique],
+            "settings": [settings_text(k.settings) for k in unique],
+            "repo": repo_id,
+            "branch": storable(branch),
+            "sides": list(TREND_SIDES),
+            "exclude": None,
+            "forks": False,  # a fork's author wrote its base side too: never a trend
+            "rows": max_rows,
+        }
+        return await self._history(_BRANCH_HISTORY, params, unique, max_commits)
+
+    async def _history(
+        self, sql: str, params: dict[str, Any], unique: list[SeriesKey], max_commits: int
+    ) -> dict[SeriesKey, list[CommitSamples]]:
         async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(_HISTORY, params)
+            cur = await conn.execute(sql, params)
             return await cur.fetchall()
 
         per_key: dict[int, list[tuple[str, str, float]]] = {}
@@ -604,6 +650,18 @@ class PostgresStore:
             key: group_by_commit(per_key.get(index, ()), max_commits)
             for index, key in enumerate(unique)
         }
+
+    async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
+        if not 1 <= max_runs <= MAX_PULL_RUNS:
+            raise ValueError(f"max_runs must be from 1 to {MAX_PULL_RUNS}, not {max_runs}")
+        params = {"repo": repo_id, "pr": pr_number, "runs": max_runs}
+
+        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
+            cur = await conn.execute(_PULL_RUNS, params)
+            return await cur.fetchall()
+
+        rows = await self._on_connection(work)
+        return [PullRun(str(sha), int(run), int(att), float(at)) for sha, run, att, at in rows]
 
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:

@@ -40,7 +40,10 @@ from perfbot.store.history import (
 )
 from perfbot.store.measurements import (
     CommitSamples,
+    MAX_PULL_RUNS,
+    TREND_SIDES,
     MeasurementRecord,
+    PullRun,
     RunSeries,
     SeriesKey,
     check_bounds,
@@ -109,6 +112,19 @@ _HISTORY: Final = """
         LIMIT :rows
     )
     ORDER BY k.key, m.recorded_at DESC, m.id DESC
+"""
+# The same per key, of one branch's trend rows only (``Store.branch_history``).
+_BRANCH_HISTORY: Final = _HISTORY.replace(
+    "AND run_id IS NOT :exclude",
+    f"AND branch = :branch AND side IN {TREND_SIDES!r} AND run_id IS NOT :exclude",
+)
+# A PR's head runs, newest first (one row per attempt; ``Store.pull_runs``).
+_PULL_RUNS: Final = """
+    SELECT sha, run_id, run_attempt, MAX(recorded_at) AS at FROM measurements
+    WHERE repo_id = :repo AND pr_number = :pr AND side = 'head'
+    GROUP BY sha, run_id, run_attempt
+    ORDER BY at DESC, run_id DESC, run_attempt DESC
+    LIMIT :runs
 """
 _INSERT_MEASUREMENT: Final = insert_measurement("?")
 # Rows deleted per transaction when purging: the write lock is never held for long.
@@ -458,7 +474,41 @@ class SQLiteStore:
             "forks": include_forks,
             "rows": max_rows,
         }
-        rows = await self._run(_fetch, _HISTORY, params)
+        return await self._history(_HISTORY, params, unique, max_commits)
+
+    async def branch_history(
+        self,
+        repo_id: int,
+        branch: str,
+        keys: Sequence[SeriesKey],
+        *,
+        max_commits: int,
+        max_rows: int,
+    ) -> dict[SeriesKey, list[CommitSamples]]:
+        check_bounds(max_commits, max_rows)
+        unique = list(dict.fromkeys(keys))
+        if not unique:
+            return {}
+        params = {
+            "keys": json.dumps(
+                [
+                    [storable(k.platform), storable(k.metric), settings_text(k.settings)]
+                    for k in unique
+                ],
+                ensure_ascii=False,
+            ),
+            "repo": repo_id,
+            "branch": storable(branch),
+            "exclude": None,
+            "forks": False,  # a fork's author wrote its base side too: never a trend
+            "rows": max_rows,
+        }
+        return await self._history(_BRANCH_HISTORY, params, unique, max_commits)
+
+    async def _history(
+        self, sql: str, params: dict[str, Any], unique: list[SeriesKey], max_commits: int
+    ) -> dict[SeriesKey, list[CommitSamples]]:
+        rows = await self._run(_fetch, sql, params)
         per_key: dict[int, list[tuple[str, str, float]]] = {}
         for index, sha, samples, recorded_at in rows:
             per_key.setdefault(index, []).append((sha, samples, recorded_at))
@@ -466,6 +516,14 @@ class SQLiteStore:
             key: group_by_commit(per_key.get(index, ()), max_commits)
             for index, key in enumerate(unique)
         }
+
+    async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
+        if not 1 <= max_runs <= MAX_PULL_RUNS:
+            raise ValueError(f"max_runs must be from 1 to {MAX_PULL_RUNS}, not {max_runs}")
+        rows = await self._run(
+            _fetch, _PULL_RUNS, {"repo": repo_id, "pr": pr_number, "runs": max_runs}
+        )
+        return [PullRun(str(sha), int(run), int(att), float(at)) for sha, run, att, at in rows]
 
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         rows = await self._run(
