@@ -41,9 +41,9 @@ from perfbot.store.history import (
     repository_known_sql,
 )
 from perfbot.store.measurements import (
-    CommitSamples,
     MAX_PULL_RUNS,
     TREND_SIDES,
+    CommitSamples,
     MeasurementRecord,
     PullRun,
     RunSeries,
