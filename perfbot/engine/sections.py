@@ -22,6 +22,7 @@ from perfbot.engine.compare import (
 )
 from perfbot.engine.escape import code, text
 from perfbot.engine.explain import band, beyond_tolerance, change_text, hint
+from perfbot.engine.lossdetail import loss_runs
 from perfbot.engine.numbers import MINUS, format_number
 from perfbot.model import Scale
 
@@ -204,6 +205,8 @@ def _platform_section(platform: PlatformResult, table: _Table) -> Iterator[str]:
         yield from table.rows(others, open_=True)
         yield from _folded_rows(unchanged, table)
         yield from _failures(platform)
+        if table.level < NO_UNCHANGED_ROWS:
+            yield from loss_runs(platform)
         return
     summary = _platform_summary(platform, table.comparison)
     yield f"<details><summary>{code(platform.name)}: {summary}</summary>"
@@ -214,6 +217,8 @@ def _platform_section(platform: PlatformResult, table: _Table) -> Iterator[str]:
     elif unchanged:
         yield f"{count(len(unchanged), 'unchanged row')} left out."
     yield from _failures(platform)
+    if table.level < NO_UNCHANGED_ROWS:
+        yield from loss_runs(platform)
     yield ""
     yield "</details>"
 
