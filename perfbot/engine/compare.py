@@ -384,6 +384,8 @@ def _judge_move(
     else:
         # Percentage points, or counts: a rise from 0 is a rise, never "+∞ %".
         change = head_stats.value - base_stats.value
+        if not math.isfinite(change):  # 1e308 against -1e308: the move keeps its sign
+            change = math.copysign(sys.float_info.max, head_stats.value - base_stats.value)
     if abs(change) < judge.threshold:
         return _Move(Verdict.UNCHANGED, change)
     gain = change > 0 if better is Better.HIGHER else change < 0

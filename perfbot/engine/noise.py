@@ -45,6 +45,10 @@ ALPHA = 0.002
 OUTLIER_SIGMAS = 5.0
 # Fewer same-commit repeats than this teach nothing reliable yet.
 MIN_LEARNED_DF = 3
+# Points and counters beyond this size are absurd (no loss percentage or counter is), and
+# their squares would overflow the noise's sums (OverflowError): such a series is judged
+# by the floor alone, as a ratio metric with a value <= 0 is.
+MAX_ABSOLUTE_UNITS = 1e100
 # Each of the two tests gets half of ALPHA; the robust one has critical values for up to
 # this many runs per side (scripts/robust_table.py), and beyond it the t test decides.
 ROBUST_ALPHA = ALPHA / 2
@@ -82,9 +86,12 @@ DETERMINISTIC = Noise(
 
 def judging_units(values: Iterable[float], scale: Scale) -> list[float] | None:
     """Values in the units noise is measured in; None when a ratio metric has a value ≤ 0
-    (no logarithm: such a metric is judged by the floor alone)."""
+    (no logarithm), or points or counts are absurdly large (``MAX_ABSOLUTE_UNITS``): such
+    a metric is judged by the floor alone."""
     values = list(values)
     if scale is not Scale.RATIO:
+        if any(abs(value) > MAX_ABSOLUTE_UNITS for value in values):
+            return None
         return values
     if any(value <= 0 for value in values):
         return None
