@@ -9,6 +9,8 @@ and ``perfbot compare``'s markdown all have one layout::
                                    artifact members left out: one per quote
     provenance                     the commits compared, the run, the time
     the comparison's sections      (engine/sections.py), or why the report is unreadable
+    the history                    this PR's pushes, the target branch's recent values
+                                   and their charts (engine/history.py, engine/mermaid.py)
     what was left out to fit
     footer                         the policy, and only what the path in use offers
 
@@ -18,6 +20,10 @@ detail level that fits. Its live part, the PR's situation (``Live``: stale banne
 line), changes without a new report: ``compose`` puts the two together, as often as that
 changes. The App stores the prepared report (``Prepared.dump``) for that. Every notice
 arrives as a typed part and is worded and escaped here.
+
+What the size budget drops, in order: the charts (the ones that do not fit, then all),
+then the history's tables, then the comparison's detail (``sections.DETAIL_LEVELS``); the
+body says what it left out.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from datetime import datetime
 
 from perfbot.engine.compare import Comparison, Policy
 from perfbot.engine.escape import code, short_sha, text
+from perfbot.engine.history import History, pushes_section, trend_section
+from perfbot.engine.mermaid import block, charts_section
 from perfbot.engine.sections import (
     DETAIL_LEVELS,
     FULL,
@@ -98,6 +106,8 @@ class RenderContext:
     rerun_permission: str = "write"
     advisory: bool = True
     limit: int = GITHUB_BODY_LIMIT
+    # What the measurement store knows around this report (the App's comment only).
+    history: History | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +197,24 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
     footer = _footer(report.policy, context)
     title = headline(report)
     rerun = context.footer is Footer.APP  # only the App's rows may suggest /perfbot rerun
+    history = context.history
+    dropped: tuple[str, ...] = ()
+    if history is not None:
+        with_history = _with_history(
+            report,
+            provenance,
+            history,
+            Prepared(title, notices, "", footer),
+            budget=budget,
+            rerun=rerun,
+        )
+        if isinstance(with_history, Prepared):
+            return with_history
+        dropped = with_history
     for level in DETAIL_LEVELS:
         if not applies(report, level):
             continue  # a step that would leave nothing out
-        content = _content(report, provenance, level, rerun=rerun)
+        content = _content(report, provenance, level, rerun=rerun, dropped=dropped)
         prepared = Prepared(title, notices, content, footer)
         if _size(compose(prepared)) <= budget:
             return prepared
@@ -198,7 +222,7 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
     rows = max(len(report.platforms), len(report.failures))
     while rows > 0:
         rows //= 2
-        content = _content(report, provenance, NO_TABLES, rows, rerun=rerun)
+        content = _content(report, provenance, NO_TABLES, rows, rerun=rerun, dropped=dropped)
         prepared = Prepared(title, notices, content, footer)
         if _size(compose(prepared)) <= budget:
             return prepared
@@ -236,6 +260,51 @@ def _fitted(prepared: Prepared, budget: int) -> Prepared:
     return Prepared(prepared.headline.encode()[: max(room, 0)].decode(errors="ignore"), (), "", "")
 
 
+CHARTS_LEFT_OUT = "the charts"
+HISTORY_LEFT_OUT = "this PR's earlier pushes and the target branch's recent values"
+
+
+def _with_history(
+    comparison: Comparison,
+    provenance: str,
+    history: History,
+    frame: Prepared,
+    *,
+    budget: int,
+    rerun: bool,
+) -> Prepared | tuple[str, ...]:
+    """The report in full with its history and as many charts as fit; or, when even the
+    full report with the history's tables does not fit, what must be left out (the charts,
+    then the tables): the comparison's detail is dropped only after them."""
+    tables: list[str] = []
+    for section in (pushes_section(history), trend_section(history)):
+        if section:
+            tables += ["", *section]
+
+    def fits(extra: list[str], dropped: tuple[str, ...]) -> Prepared | None:
+        content = _content(comparison, provenance, FULL, rerun=rerun, extra=extra, dropped=dropped)
+        prepared = Prepared(frame.headline, frame.notices, content, frame.footer)
+        return prepared if _size(compose(prepared)) <= budget else None
+
+    without_charts = fits(tables, ())
+    if without_charts is not None:
+        room = budget - _size(compose(without_charts)) - 2  # the blank line before them
+        charts = charts_section(history.charts, room)
+        if charts.shown:
+            fitted = fits([*tables, "", charts.text], ())
+            if fitted is not None:
+                return fitted
+        if not charts.dropped:
+            return without_charts
+    has_charts = any(block(series) is not None for series in history.charts)
+    charts_out = (CHARTS_LEFT_OUT,) if has_charts else ()
+    if tables:
+        fitted = fits(tables, charts_out)
+        if fitted is not None:
+            return fitted
+    return (*charts_out, HISTORY_LEFT_OUT) if tables else charts_out
+
+
 def _content(
     comparison: Comparison,
     provenance: str,
@@ -243,12 +312,19 @@ def _content(
     max_rows: int | None = None,
     *,
     rerun: bool = False,
+    extra: list[str] | None = None,
+    dropped: tuple[str, ...] = (),
 ) -> str:
-    shown = list(sections(comparison, level, max_rows, rerun=rerun))
-    if level > FULL:
-        steps = range(1, level + 1)
-        left_out = ", ".join(LEFT_OUT[n] for n in steps if applies(comparison, n))
-        shown += ["", f"*Left out to stay within GitHub's comment size limit: {left_out}.*"]
+    """The sections at ``level``, then ``extra`` (the history), then what was left out:
+    ``dropped`` (parts of the history) and the detail levels' steps."""
+    shown = [*sections(comparison, level, max_rows, rerun=rerun), *(extra or ())]
+    steps = range(1, level + 1)
+    left = [*dropped, *(LEFT_OUT[n] for n in steps if applies(comparison, n))]
+    if left:
+        shown += [
+            "",
+            f"*Left out to stay within GitHub's comment size limit: {', '.join(left)}.*",
+        ]
     return _lines(provenance, shown)
 
 

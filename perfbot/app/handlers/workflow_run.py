@@ -18,6 +18,7 @@ from perfbot.app.artifacts import (
 )
 from perfbot.app.comment import live, publish
 from perfbot.app.handlers.context import JobContext
+from perfbot.app.history import report_history
 from perfbot.app.jobs import Run, WorkflowRunJob
 from perfbot.app.measurements import learned_noise, record_report_measurements
 from perfbot.app.pullproof import prove_pull
@@ -304,6 +305,17 @@ async def _report_body(
         else:
             said = f"ℹ️ Not measured again before calling the regressions: {why_not}."
         context = replace(context, notices=(*context.notices, said))
+    # This PR's earlier pushes and the target branch's recent values, from the store.
+    history = await report_history(
+        ctx,
+        run,
+        pull,
+        (base, head),
+        comparison=comparison,
+        policy=config.config.policy(),
+        knowledge=knowledge,
+    )
+    context = replace(context, history=history)
     if inline:
         return _render(comparison, context, config, (base, head))
     return await asyncio.to_thread(_render, comparison, context, config, (base, head))
