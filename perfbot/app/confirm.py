@@ -61,10 +61,15 @@ async def request(ctx: JobContext, run: Run, pull: PullInfo, keys: tuple[Key, ..
         _commit_key(run), f"{OWNER}:{run.id}:{run.attempt}", CONFIRM_MEMORY_SECONDS, now
     ):
         return "this commit was re-run to confirm once already"
+    next_attempt = _attempt_key(run, run.attempt + 1)
+    # The lock above is this attempt's own, so a job run again (the worker retries it from
+    # the start when a later step fails) takes it again: the mark of the next attempt says
+    # whether this attempt already asked, and a second request would be a second re-run.
+    if await ctx.store.lock_holder(next_attempt, now) == OWNER:
+        return None
     refused = await ctx.write_refused(run.owner, run.name, pull)
     if refused is not None:
         return refused
-    next_attempt = _attempt_key(run, run.attempt + 1)
     await ctx.store.try_lock(next_attempt, OWNER, CONFIRM_MEMORY_SECONDS, now)
     try:
         await ctx.installation.rerun_workflow_run(run.owner, run.name, run.id)
