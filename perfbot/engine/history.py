@@ -189,10 +189,12 @@ def _unit(unit: str) -> str:
     return f" ({text(unit, 20)})" if unit else ""
 
 
-_MARKS = {Verdict.REGRESSED: "🔴 ", Verdict.IMPROVED: "🟢 ", Verdict.UNCERTAIN: "❔ "}
+# As the comparison's change column marks them: red beyond tolerance, orange within it.
+_MARKS = {Verdict.REGRESSED: "🟠 ", Verdict.IMPROVED: "🟢 ", Verdict.UNCERTAIN: "❔ "}
 
 
 def _change_cell(metric: MetricResult | None) -> str:
     if metric is None or metric.base is None or metric.head is None:
         return "—"
-    return f"{_MARKS.get(metric.verdict, '')}{change_text(metric)}"
+    beyond = metric.verdict is Verdict.REGRESSED and metric.beyond_tolerance
+    return f"{'🔴 ' if beyond else _MARKS.get(metric.verdict, '')}{change_text(metric)}"
