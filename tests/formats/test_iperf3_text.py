@@ -400,3 +400,25 @@ def test_live_iperf3_text_output(
     assert all(m.value > 0 for m in parsed.measurements if m.metric.endswith("_mbps"))
     (fingerprint,) = {m.settings for m in parsed.measurements}
     assert stated.items() <= dict(fingerprint).items()
+
+
+def test_a_refused_run_after_a_whole_one_leaves_the_whole_one_its_sample() -> None:
+    # A lab loop appending each run to one log: run 1 measured, run 2 refused (iperf3
+    # prints only the error), run 3 measured. Run 1 was read as failed with run 2's error.
+    parsed = parse(own("tcp.txt") + own("error_conn_refused.txt") + own("tcp_reverse.txt"))
+    rates = [m.value for m in parsed.measurements if m.metric == "c.receiver_mbps"]
+    assert rates == pytest.approx([15800, 15700])
+    (failure,) = parsed.failures
+    assert "Connection refused" in failure.reason
+
+
+def test_a_run_cut_short_between_whole_ones_is_a_failed_case() -> None:
+    # The log shows the middle run start ("Connecting to host") and stop before its
+    # summary: a lost repetition, not a quoted fragment, so it is said.
+    text = own("tcp.txt")
+    cut = text[: text.index("- - - -")]
+    parsed = parse(own("tcp.txt") + cut + own("tcp_reverse.txt"))
+    rates = [m.value for m in parsed.measurements if m.metric == "c.receiver_mbps"]
+    assert rates == pytest.approx([15800, 15700])
+    (failure,) = parsed.failures
+    assert failure.reason == NO_SUMMARY

@@ -66,6 +66,7 @@ _STARTING_PARTS = (
 _TARGET = re.compile(r"^\s*Target Bitrate: (\d+)")
 # Where one run starts: the client's first line, or the server accepting a client.
 _RUN_START = re.compile(r"^(?:Connecting to host \S+, port \d+|Accepted connection from )")
+DONE = "iperf Done."
 _MARKER = re.compile(
     r"^(?:iperf Done\.|- - - - - |Connecting to host \S+, port \d+|Server listening on \d+"
     r"|\[ ID\](?:\[Role\])? Interval)"
@@ -113,7 +114,7 @@ def parse(text: str, ctx: ParseContext) -> Parsed:
     if not any(lines):
         raise ParseError(ctx.path, NAME, "the file is empty")
     measurements: list[Measurement] = []
-    failures: list[FailedCase] = []
+    failed_runs: list[tuple[FailedCase, bool]] = []  # and whether the log shows it start
     recognised = False
     for run in _runs(lines):
         recognised = recognised or any(
@@ -122,12 +123,16 @@ def parse(text: str, ctx: ParseContext) -> Parsed:
         try:
             measurements += _measure(run, ctx)
         except _RunFailed as failed:
-            failures.append(FailedCase(ctx.platform, ctx.case, failed.reason))
+            started = any(_RUN_START.match(line) for line in run)
+            failed_runs.append((FailedCase(ctx.platform, ctx.case, failed.reason), started))
     if not recognised:
         raise ParseError(ctx.path, NAME, "no iperf3 interval, summary or error line")
     if measurements:
-        # A quoted fragment without a summary beside a whole run is no failed repetition.
-        failures = [f for f in failures if f.reason != NO_SUMMARY]
+        # A quoted fragment without a summary beside a whole run is no failed repetition;
+        # a run the log shows starting (its "Connecting to host" line) and then cut short is.
+        failures = [f for f, started in failed_runs if started or f.reason != NO_SUMMARY]
+    else:
+        failures = [f for f, _ in failed_runs]
     # One failed case per distinct reason: three runs refused alike say it once.
     return Parsed(tuple(measurements), tuple(dict.fromkeys(failures)))
 
@@ -142,7 +147,13 @@ def _runs(lines: list[str]) -> Iterator[list[str]]:
     """The runs in the text: a log can hold several, each one sample."""
     current: list[str] = []
     for line in lines:
-        if _RUN_START.match(line) and any(_INTERVAL.match(seen) for seen in current):
+        # A run is over once it measured or failed; after "iperf Done." an error line is
+        # the next run's (a refused connection prints nothing else), not the run before's.
+        started = _RUN_START.match(line) and any(
+            _INTERVAL.match(seen) or _ERROR.match(seen) for seen in current
+        )
+        refused = _ERROR.match(line) and DONE in current
+        if started or refused:
             yield current
             current = []
         current.append(line)
