@@ -10,7 +10,15 @@ from datetime import UTC, datetime
 import pytest
 
 from perfbot.engine.compare import Comparison, MetricResult, Stats, compare
-from perfbot.engine.history import History, Push, Trend, chart_series, standing
+from perfbot.engine.history import (
+    History,
+    Push,
+    Trend,
+    chart_series,
+    pushes_section,
+    standing,
+    trend_section,
+)
 from perfbot.engine.render import Footer, RenderContext, render
 from tests.builders import side
 from tests.test_markdown_render import assert_structure
@@ -164,3 +172,38 @@ def test_a_hostile_name_breaks_no_history_section(hostile: str) -> None:
     assert codes[0].text().startswith("---\nconfig:")
     assert codes[0].text().rstrip("\n").endswith("]")  # the data line, the fence closed after
     assert len(root.find("details")) == 4
+
+
+def readme_history() -> History:
+    """The README's example ("History in the comment"): two pushes, six main commits."""
+    key = ("qemu_x86", "tcp4_mbps")
+
+    def moved(head: float) -> MetricResult:
+        comparison = compare(
+            side({"tcp4_mbps": 7.094}, platform="qemu_x86"),
+            side({"tcp4_mbps": head}, platform="qemu_x86"),
+        )
+        return comparison.platforms[0].metrics[0]
+
+    now, before = moved(6.81), moved(6.651)
+    main = [("3f1c2a9", 7.09), ("8b0d4e1", 7.12), ("c47a9f0", 7.05)]
+    main += [("19e6b3d", 7.1), ("5a2f8c7", 7.08), ("e0b91d4", 7.11)]
+    return History(
+        "main",
+        (key,),
+        (
+            Push("7d8e9f0", WHEN, "1 regression", ((key, now),), current=True),
+            Push("1a2b3c4", WHEN.replace(hour=9, minute=12), "1 regression", ((key, before),)),
+        ),
+        (Trend("qemu_x86", "tcp4_mbps", "Mbps", tuple(main), 6.81),),
+    )
+
+
+def test_the_readme_shows_the_sections_this_module_writes() -> None:
+    from tests.paths import REPO  # noqa: PLC0415
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### History in the comment", 1)[1].split("\n### ", 1)[0]
+    example = section.split("```markdown\n", 1)[1].split("\n```", 1)[0]
+    hist = readme_history()
+    assert example == "\n".join([*pushes_section(hist), "", *trend_section(hist)])
