@@ -43,8 +43,12 @@ class Mutant:
     what: str  # the safeguard switched off, in words
     path: str  # the module, relative to the checkout
     function: str  # qualified name: "Class.method" or "function"
-    body: str  # the replacement body (Python source, unindented)
+    body: str  # the replacement body (Python source, unindented); "" with old/new
     tests: tuple[str, ...] = ("tests",)  # what to run; the suite by default
+    # Instead of a whole body: this exact text, found once inside the function, becomes
+    # ``new`` (one condition or argument switched off, the rest of the body kept).
+    old: str = ""
+    new: str = ""
 
 
 MUTANTS = (
@@ -90,6 +94,116 @@ MUTANTS = (
         "text",
         "return value",
     ),
+    # Today's verdict and confirm-before-red safeguards (issue 13), each judged by the
+    # tests that own it (--pytest overrides).
+    Mutant(
+        "fork-rows-marked",
+        "a fork's report is recorded as trusted, so it teaches the noise model",
+        "perfbot/app/measurements.py",
+        "report_records",
+        "",
+        ("tests/test_recording.py", "tests/test_noise_app.py", "tests/test_push_runs.py"),
+        old="from_fork = run.head_repo_id != run.repo_id",
+        new="from_fork = False",
+    ),
+    Mutant(
+        "fork-rows-learned",
+        "the noise history is read with fork rows included",
+        "perfbot/app/measurements.py",
+        "learned_noise",
+        "",
+        ("tests/test_learned_noise.py", "tests/test_noise_app.py", "tests/test_push_runs.py"),
+        old="exclude_run_id=run.id,",
+        new="exclude_run_id=run.id, include_forks=True,",
+    ),
+    Mutant(
+        "own-run-learned",
+        "the run being judged is evidence of its own noise",
+        "perfbot/app/measurements.py",
+        "learned_noise",
+        "",
+        ("tests/test_learned_noise.py", "tests/test_noise_app.py", "tests/test_confirm.py"),
+        old="exclude_run_id=run.id,",
+        new="exclude_run_id=None,",
+    ),
+    Mutant(
+        "confirm-fork",
+        "a fork's PR is re-run automatically",
+        "perfbot/app/confirm.py",
+        "request",
+        "",
+        ("tests/test_confirm.py", "tests/test_confirm_request.py"),
+        old="if run.head_repo_id != run.repo_id:",
+        new="if False:",
+    ),
+    Mutant(
+        "confirm-once",
+        "the once-per-commit lock is taken per run (another run of the commit re-runs too)",
+        "perfbot/app/confirm.py",
+        "request",
+        "",
+        ("tests/test_confirm.py", "tests/test_confirm_request.py"),
+        old="_commit_key(run),",
+        new="_commit_key(run) + str(run.id),",
+    ),
+    Mutant(
+        "confirm-retry",
+        "a retried job asks GitHub for a second confirming re-run",
+        "perfbot/app/confirm.py",
+        "request",
+        "",
+        ("tests/test_confirm_request.py",),
+        old="if await ctx.store.lock_holder(next_attempt, now) == OWNER:",
+        new="if False:",
+    ),
+    Mutant(
+        "robust-test",
+        "the robust test on the medians never moves a metric (one outlier hides a drop)",
+        "perfbot/engine/compare.py",
+        "_robustly_moved",
+        "return False",
+        ("tests/test_compare.py", "tests/test_noise.py", "tests/test_noise_app.py"),
+    ),
+    Mutant(
+        "ranks",
+        "the rank test always agrees (one outlier run makes a move alone)",
+        "perfbot/engine/noise.py",
+        "ranks_agree",
+        "return True",
+        ("tests/test_compare.py", "tests/test_noise.py", "tests/test_noise_app.py"),
+    ),
+    Mutant(
+        "settings",
+        "runs with different settings are compared as alike",
+        "perfbot/engine/compare.py",
+        "_settings_difference",
+        'return ""',
+        ("tests/test_compare.py", "tests/test_noise.py", "tests/test_cli_baseline.py"),
+    ),
+    Mutant(
+        "single-run",
+        "a single stochastic run with no noise knowledge is judged by the floor alone",
+        "perfbot/engine/compare.py",
+        "_noise_of",
+        "return noise_model.DETERMINISTIC",
+        ("tests/test_compare.py", "tests/test_noise.py"),
+    ),
+    Mutant(
+        "sidecar-exit",
+        "a non-zero .exit sidecar does not fail its run",
+        "perfbot/engine/sidecars.py",
+        "_failure",
+        "return None",
+        ("tests/test_report.py",),
+    ),
+    Mutant(
+        "annotation-escape",
+        "workflow-command data is not escaped (a metric name can start a command)",
+        "perfbot/cli/workflow.py",
+        "escape_data",
+        "return value",
+        ("tests/test_cli_workflow.py",),
+    ),
 )
 
 
@@ -106,6 +220,15 @@ def apply(mutant: Mutant, tree: Path) -> None:
         raise SystemExit(f"{mutant.name}: {mutant.function} not found in {mutant.path}")
     lines = source.splitlines(keepends=True)
     first, last = node.body[0].lineno - 1, node.body[-1].end_lineno or node.body[-1].lineno
+    if mutant.old:
+        segment = "".join(lines[first:last])
+        if segment.count(mutant.old) != 1:
+            raise SystemExit(
+                f"{mutant.name}: the text to switch off is not once in {mutant.function}"
+            )
+        replaced = segment.replace(mutant.old, mutant.new)
+        module.write_text("".join([*lines[:first], replaced, *lines[last:]]))
+        return
     indent = " " * (node.col_offset + 4)
     body = textwrap.indent(textwrap.dedent(mutant.body).strip() + "\n", indent)
     # A one-line function (``def f(): return x``) keeps its body on the def line.
@@ -185,7 +308,9 @@ def main() -> int:
         for mutant in MUTANTS:
             print(f"{mutant.name:18} {mutant.what} ({mutant.path} {mutant.function})")
         return 0
-    control = dataclasses.replace(CONTROL, tests=chosen[0].tests if chosen else CONTROL.tests)
+    # The control runs every test any chosen mutant is judged by: each must pass unmutated.
+    tests = tuple(dict.fromkeys(test for mutant in chosen for test in mutant.tests))
+    control = dataclasses.replace(CONTROL, tests=tests or CONTROL.tests)
     passed, detail, seconds = run(control, sys.executable)
     print(f"{'control':18} {'passed' if not passed else 'FAILED':9} {seconds:6.1f} s  {detail}")
     if passed:
