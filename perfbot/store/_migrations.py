@@ -161,6 +161,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE INDEX measurements_recorded ON measurements (recorded_at)",
         "CREATE INDEX measurements_installation ON measurements (installation_id)",
     ),
+    # 9: a PR's head runs (Store.pull_runs, the comment's history of its pushes) are a
+    # range of this index, not a scan of every row of the repository.
+    ("CREATE INDEX measurements_pull ON measurements (repo_id, pr_number, side, recorded_at)",),
 )
 
 

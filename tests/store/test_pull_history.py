@@ -4,12 +4,16 @@ never a fork's rows as the trend."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from perfbot.store import Store
+from perfbot.store import SQLiteStore, Store
 from perfbot.store.measurements import MAX_PULL_RUNS, MeasurementRecord, PullRun, SeriesKey
+from perfbot.store.sqlite import _PULL_RUNS
 from tests.store.test_measurements import NOW, REPO, STREAMS_1, record
 
 KEY = SeriesKey("lab", "tcp_rx.receiver_mbps", STREAMS_1)
@@ -80,3 +84,15 @@ async def test_branch_history_is_the_branchs_pushes_and_bases_never_a_forks(
     other = await store.branch_history(REPO, "release", [KEY], max_commits=8, max_rows=100)
     assert [c.sha for c in other[KEY]] == ["d" * 40]
     assert await store.branch_history(REPO, "main", [], max_commits=8, max_rows=100) == {}
+
+
+async def test_a_prs_runs_are_read_through_an_index(tmp_path: Path) -> None:
+    """On SQLite the query plan reads the PR's rows by ``measurements_pull``, not a scan."""
+    store = SQLiteStore(str(tmp_path / "db"))
+    await store.setup()
+    await store.close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "db")) as conn:
+        plan = conn.execute(
+            f"EXPLAIN QUERY PLAN {_PULL_RUNS}", {"repo": REPO, "pr": 3, "runs": 5}
+        ).fetchall()
+    assert any("USING INDEX measurements_pull" in str(row[-1]) for row in plan), plan
