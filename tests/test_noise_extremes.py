@@ -9,6 +9,7 @@ JSON baseline, or an artifact) overflowed in the noise model's sums of squares
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -65,3 +66,44 @@ def test_compare_never_raises_on_finite_samples(
     assert metric.verdict in set(Verdict)
     if metric.band is not None:
         assert not math.isnan(metric.band)
+
+
+class _Counted(float):
+    """A float that counts how often it is compared."""
+
+    comparisons = 0
+
+    def __lt__(self, other: object) -> bool:
+        _Counted.comparisons += 1
+        return float(self) < float(cast(float, other))
+
+    def __gt__(self, other: object) -> bool:
+        _Counted.comparisons += 1
+        return float(self) > float(cast(float, other))
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.comparisons += 1
+        return float(self) == float(cast(float, other))
+
+    __hash__ = float.__hash__
+
+
+def test_the_rank_test_is_not_quadratic_in_the_runs() -> None:
+    # A hostile artifact may hold 10,000 runs per side of many metrics: pair by pair, the
+    # U statistic took 10^8 comparisons per metric. Counted, not timed.
+    n = 2000
+    base = [_Counted(100.0 + (i * 7919 % n) / n) for i in range(n)]
+    head = [_Counted(99.0 + (i * 104729 % n) / n) for i in range(n)]
+    _Counted.comparisons = 0
+    noise.ranks_agree(base, head)
+    assert _Counted.comparisons < 100 * n
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    first=st.lists(st.integers(-3, 3).map(float), max_size=8),
+    second=st.lists(st.integers(-3, 3).map(float), max_size=8),
+)
+def test_u_counts_every_pair_a_tie_half(first: list[float], second: list[float]) -> None:
+    pairs = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in first for b in second)
+    assert noise._u(first, second) == pairs
