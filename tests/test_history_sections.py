@@ -20,6 +20,7 @@ from perfbot.engine.history import (
     trend_section,
 )
 from perfbot.engine.render import Footer, RenderContext, render
+from perfbot.model import FailedCase
 from tests.builders import side
 from tests.test_markdown_render import assert_structure
 from tests.test_mermaid import hostile_strings
@@ -207,3 +208,21 @@ def test_the_readme_shows_the_sections_this_module_writes() -> None:
     example = section.split("```markdown\n", 1)[1].split("\n```", 1)[0]
     hist = readme_history()
     assert example == "\n".join([*pushes_section(hist), "", *trend_section(hist)])
+
+
+def test_a_hard_line_break_is_no_structure_error() -> None:
+    """Two failed cases of one platform are two lines joined by a hard break (``<br />``,
+    a void element written self-closed): the structure checks take it as one element."""
+    base = side({"tcp4_mbps": 5.97})
+    head = side(
+        {"tcp4_mbps": 5.37},
+        failures=[FailedCase(PLATFORM, "udp_a", "busy"), FailedCase(PLATFORM, "udp_b", "busy")],
+    )
+    text = body_of(compare(base, head))
+    assert "  \n❌" in text
+    root = assert_structure(text)
+    assert root.find("br")
+
+
+def body_of(comparison: Comparison) -> str:
+    return render(comparison, RenderContext(footer=Footer.APP, history=history()))

@@ -91,6 +91,12 @@ class _TreeBuilder(HTMLParser):
         if tag not in VOID:
             self.open = node
 
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        # cmark-gfm writes a hard line break as <br />: one void element, nothing to close.
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.handle_endtag(tag)
+
     def handle_endtag(self, tag: str) -> None:
         assert tag == self.open.tag, f"</{tag}> closes <{self.open.tag}>"
         assert self.open.parent is not None
