@@ -69,6 +69,7 @@ import loopback
 
 from perfbot.app.measurements import NOISE_COMMITS, NOISE_ROWS
 from perfbot.cli.localfiles import read_tree
+from perfbot.engine import confirm
 from perfbot.engine import noise as noise_model
 from perfbot.engine.compare import (
     MOVED,
@@ -627,6 +628,44 @@ def history_judge(
     return compare(base, head, Policy(), noise=knowledge)
 
 
+class ConfirmingJudge:
+    """The App's whole path: ``history_judge``, then confirm before red
+    (``perfbot.engine.confirm``, as ``handlers/workflow_run`` runs it): when a stochastic
+    metric would be a regression beyond tolerance, the measurement is run once more and
+    both attempts' samples are compared together. The re-run is the experiment's next
+    comparison (``score`` passes it): disjoint runs of the same experiment, measured
+    soon after, as a re-run is. Those runs are also scored as their own comparison, so a
+    confirmed comparison's outcome is correlated with its neighbour's."""
+
+    def __init__(self, groups: int = 1) -> None:
+        self.groups = groups
+
+    def __call__(self, base_dir: Path, head_dir: Path, history_dirs: Sequence[Path]) -> Comparison:
+        return history_judge(base_dir, head_dir, history_dirs, self.groups)
+
+    def with_rerun(
+        self,
+        base_dir: Path,
+        head_dir: Path,
+        history_dirs: Sequence[Path],
+        rerun: tuple[Path, Path],
+    ) -> Comparison:
+        base, head = read_dir(base_dir), read_dir(head_dir)
+        knowledge = history_knowledge(history_dirs, base, head, self.groups)
+        first = compare(base, head, Policy(), noise=knowledge)
+        keys = confirm.pending(first)
+        if not keys:
+            return first
+        again_base, again_head = read_dir(rerun[0]), read_dir(rerun[1])
+        both = compare(
+            confirm.combine({k: v.samples for k, v in base.series.items()}, again_base),
+            confirm.combine({k: v.samples for k, v in head.series.items()}, again_head),
+            Policy(),
+            noise=knowledge,
+        )
+        return confirm.settle(both, keys)
+
+
 def load_judge(spec: str) -> Judge:
     """``module:function`` (module importable from the repository or bench/)."""
     module_name, _, function = spec.partition(":")
@@ -724,9 +763,15 @@ def score(
     history = [root / entry for entry in manifest["history"]]
     scored = []
     for experiment, record in zip(experiments, manifest["experiments"], strict=True):
-        for where in record["comparison_dirs"]:
+        dirs = record["comparison_dirs"]
+        for k, where in enumerate(dirs):
             base_dir, head_dir = root / where / "base", root / where / "head"
-            comparison = rule(base_dir, head_dir, history)
+            again = root / dirs[(k + 1) % len(dirs)]  # the re-run, when one is asked for
+            if isinstance(rule, ConfirmingJudge) and len(dirs) > 1:
+                rerun = (again / "base", again / "head")
+                comparison = rule.with_rerun(base_dir, head_dir, history, rerun)
+            else:
+                comparison = rule(base_dir, head_dir, history)
             naive = naive_outcomes(read_dir(base_dir), read_dir(head_dir))
             scored.append(
                 Scored(
@@ -1186,6 +1231,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
                 functools.partial(history_judge, groups=groups),
             )
         )
+        rules.append(
+            (
+                "app_judge() = with history, then confirm before red (the next comparison "
+                "of the experiment as the re-run, both attempts' runs combined)",
+                ConfirmingJudge(groups),
+            )
+        )
     scratch: Path | None = None
     try:
         if args.corpus:
@@ -1301,6 +1353,8 @@ def _label(name: str) -> str:
     """A column's heading: the rule's short name."""
     if name.startswith("history_judge"):
         return "with history"
+    if name.startswith("app_judge"):
+        return "+ confirm"
     if name.startswith("judge()"):
         return "stateless"
     return name[:30]
