@@ -324,3 +324,35 @@ def test_history_groups_are_contiguous_commits() -> None:
     assert harness.history_groups(entries, 3) == [entries[0:3], entries[3:6], entries[6:7]]
     assert harness.history_groups(entries, 20) == [[e] for e in entries]
     assert harness.history_groups([], 2) == []
+
+
+def test_the_apps_judge_confirms_a_red_metric_with_the_rerun(tmp_path: Path) -> None:
+    """A stable metric 6 % lower in one run is red; the App re-runs it and compares both
+    attempts' runs together: a re-run that is 6 % lower again confirms it, one back at
+    the base's value does not reproduce it (no longer red)."""
+    history = [
+        _side(tmp_path / f"history/{i:02d}", stable=s)
+        for i, s in enumerate((100.0, 100.1, 99.9, 100.0, 100.1, 99.9))
+    ]
+    base = _side(tmp_path / "base", stable=100.0)
+    head = _side(tmp_path / "head", stable=94.0)
+    again_base = _side(tmp_path / "again/base", stable=100.0)
+    lower_again = _side(tmp_path / "again/lower", stable=94.1)
+    back = _side(tmp_path / "again/back", stable=100.05)
+    app = harness.ConfirmingJudge()
+
+    def stable(comparison: Comparison) -> tuple[str, bool, str, int]:
+        metric = comparison.platforms[0].metrics[0]
+        assert metric.base is not None
+        return str(metric.verdict), metric.beyond_tolerance, metric.note, metric.base.n
+
+    assert stable(app(base, head, history)) == ("regressed", True, "", 1)
+    assert stable(app.with_rerun(base, head, history, (again_base, lower_again))) == (
+        "regressed",
+        True,
+        "confirmed by a second attempt",
+        2,
+    )
+    verdict, beyond, note, runs = stable(app.with_rerun(base, head, history, (again_base, back)))
+    assert (verdict, beyond, runs) == ("unchanged", False, 2)
+    assert note.endswith("not reproduced by a second attempt")
