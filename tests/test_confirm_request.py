@@ -19,7 +19,7 @@ import pytest
 from perfbot.app import confirm
 from perfbot.app.handlers.context import JobContext
 from perfbot.app.jobs import Run
-from perfbot.github.errors import GitHubError
+from perfbot.github.errors import GitHubError, GitHubUnavailable
 from perfbot.github.types import PullInfo
 from perfbot.store import open_store
 from perfbot.store.base import Store
@@ -122,3 +122,20 @@ async def test_another_run_of_the_commit_gets_no_re_run(store: Store) -> None:
         "this commit was re-run to confirm once already"
     )
     assert installation.reruns == [RUN.id]
+
+
+async def test_github_unwell_leaves_the_commit_its_re_run_and_retries_the_job(
+    store: Store,
+) -> None:
+    class Unwell(Installation):
+        async def rerun_workflow_run(self, owner: str, name: str, run_id: int) -> None:
+            raise GitHubUnavailable("GitHub answered 502 to a call")
+
+    ctx = job_context(store, Unwell())
+    with pytest.raises(GitHubUnavailable):
+        await confirm.request(ctx, RUN, PULL, KEYS)
+    # Nothing was re-run: another run of the commit (or the retried job) may still ask.
+    other = Run(**{**{f: getattr(RUN, f) for f in RUN.__slots__}, "id": RUN.id + 1})
+    accepting = Installation()
+    assert await confirm.request(job_context(store, accepting), other, PULL, KEYS) is None
+    assert accepting.reruns == [other.id]

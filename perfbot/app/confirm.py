@@ -75,6 +75,11 @@ async def request(ctx: JobContext, run: Run, pull: PullInfo, keys: tuple[Key, ..
         await ctx.installation.rerun_workflow_run(run.owner, run.name, run.id)
     except GitHubError as exc:
         await ctx.store.unlock(next_attempt, OWNER)
+        if exc.retryable:
+            # GitHub is unwell (5xx, rate limit): nothing was re-run, so the commit keeps
+            # its one automatic re-run, and the job is tried again later.
+            await ctx.store.unlock(_commit_key(run), f"{OWNER}:{run.id}:{run.attempt}")
+            raise
         ctx.log.warning("confirming re-run of run %s refused: %s", run.id, exc)
         return "GitHub refused the re-run"
     ctx.log.info("re-running run %s to confirm %d regressions", run.id, len(keys))

@@ -24,6 +24,7 @@ _Change = Callable[[MetricResult], MetricResult]
 CONFIRMING = "confirming… measured again before it is called"
 CONFIRMED = "confirmed by a second attempt"
 NOT_REPRODUCED = "not reproduced by a second attempt"
+UNCONFIRMED = "beyond tolerance in one attempt only, not called"
 
 
 def pending(comparison: Comparison) -> tuple[Key, ...]:
@@ -52,14 +53,24 @@ def hold(comparison: Comparison, keys: Collection[Key]) -> Comparison:
 
 def settle(comparison: Comparison, keys: Collection[Key]) -> Comparison:
     """The comparison of both attempts' samples, saying of each metric that was being
-    confirmed whether the regression held."""
+    confirmed whether the regression held.
+
+    A stochastic metric that turns red only once both attempts are combined was not red
+    in the first: one attempt alone made it so, which is what confirming guards against.
+    It is not called either (``UNCONFIRMED``).
+    """
 
     def said(metric: MetricResult) -> MetricResult:
         held = metric.verdict is Verdict.REGRESSED and metric.beyond_tolerance
-        note = CONFIRMED if held else NOT_REPRODUCED
-        return replace(metric, note=f"{metric.note}; {note}" if metric.note else note)
+        return _noted(metric, CONFIRMED if held else NOT_REPRODUCED)
 
-    return _each(comparison, keys, said)
+    confirmed = _each(comparison, keys, said)
+    late = set(pending(confirmed)) - set(keys)
+    return _each(confirmed, late, lambda m: _noted(replace(m, beyond_tolerance=False), UNCONFIRMED))
+
+
+def _noted(metric: MetricResult, note: str) -> MetricResult:
+    return replace(metric, note=f"{metric.note}; {note}" if metric.note else note)
 
 
 def combine(earlier: Mapping[Key, Sequence[float]], side: SideReport) -> SideReport:
