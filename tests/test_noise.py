@@ -263,3 +263,44 @@ def test_a_setting_only_one_side_states_is_no_difference() -> None:
         _with_settings(1000.0, streams=1),
     )
     assert metric.verdict is Verdict.UNCHANGED
+
+
+def test_a_metric_jumping_between_two_levels_is_no_move_at_three_runs() -> None:
+    # iperf3's UDP jitter on loopback (A/A, /work/signal-corpus-3 aa_3int/03): 5 µs or 60 µs.
+    base = stochastic({"udp.jitter_ms": [0.00532, 0.004352, 0.005496]}, better=Better.LOWER)
+    head = stochastic({"udp.jitter_ms": [0.06148, 0.05656, 0.006204]}, better=Better.LOWER)
+    metric = only(base, head)
+    assert metric.verdict is Verdict.UNCHANGED
+    assert not metric.beyond_tolerance
+
+
+def test_a_side_the_tool_rounded_to_one_value_is_not_zero_noise() -> None:
+    statistic = noise.robust_statistic([5.0, 5.0, 5.0], [5.0, 9.0, 1.0])
+    assert statistic is not None
+    assert statistic < 1  # judged by the scattering side's own deviations
+
+
+def test_one_run_each_with_a_history_of_outliers_is_uncertain() -> None:
+    tailed = Noise(0.0001, 14, Source.LEARNED, "15 measurements of main@abc1234", outliers=1)
+    base, head = stochastic({"udp.receiver_mbps": 99.9}), stochastic({"udp.receiver_mbps": 82.0})
+    metric = only(base, head, noise={(PLATFORM, "udp.receiver_mbps"): tailed})
+    assert metric.verdict is Verdict.UNCERTAIN
+    assert metric.note == "single run; this metric has outlier runs"
+    quiet = Noise(0.0001, 14, Source.LEARNED, "15 measurements of main@abc1234")
+    called = only(base, head, noise={(PLATFORM, "udp.receiver_mbps"): quiet})
+    assert called.verdict is Verdict.REGRESSED
+
+
+def test_one_run_each_of_a_counter_is_uncertain_even_with_history() -> None:
+    learned = Noise(4.6, 14, Source.LEARNED, "15 measurements of main@abc1234")
+    base = stochastic({"tcp.retransmits": 2.0}, scale=Scale.COUNT, unit="", better=Better.LOWER)
+    head = stochastic({"tcp.retransmits": 31.0}, scale=Scale.COUNT, unit="", better=Better.LOWER)
+    metric = only(base, head, noise={(PLATFORM, "tcp.retransmits"): learned})
+    assert metric.verdict is Verdict.UNCERTAIN
+
+
+def test_learned_noise_counts_the_samples_it_left_out() -> None:
+    groups = [[100.0, 100.1, 99.9, 100.05, 99.95, 60.0]]
+    estimate = noise.learned(groups, Scale.RATIO, "6 measurements")
+    assert estimate is not None
+    assert estimate.outliers == 1

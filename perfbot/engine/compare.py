@@ -404,9 +404,25 @@ def _judge_move(
     band = _band_in_change_units(reach, head.scale)
     if abs(difference) <= reach and not _robustly_moved(base_units, head_units):
         return _Move(Verdict.UNCHANGED, change, "within noise", noise=noise, band=band)
+    if len(base_units) == len(head_units) == 1 and _tailed(noise, head.scale):
+        # One run against one: nothing but the learned noise says whether the move is
+        # real, and that noise has tails its spread understates.
+        return _Move(Verdict.UNCERTAIN, change, TAILED_NOTE, noise=noise, band=band)
     if not noise_model.ranks_agree(base_units, head_units):
         return _Move(Verdict.UNCHANGED, change, "runs overlap", noise=noise, band=band)
     return _Move(moved, change, "", beyond, noise, band)
+
+
+TAILED_NOTE = "single run; this metric has outlier runs"
+
+
+def _tailed(noise: Noise, scale: Scale) -> bool:
+    """Whether learned noise leaves a single run unjudgeable: its history had runs far
+    outside its spread, or it counts events (retransmits, errors), which come in bursts
+    (one loopback run in ten had twice the retransmits of 15 runs before it)."""
+    if noise.source is not noise_model.Source.LEARNED:
+        return False
+    return noise.outliers > 0 or scale is Scale.COUNT
 
 
 def _robustly_moved(base: list[float], head: list[float]) -> bool:

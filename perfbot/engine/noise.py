@@ -44,6 +44,8 @@ ALPHA = 0.002
 # A learned sample this far from its commit's median, in robust standard deviations, is
 # an accident of that run (a runner hiccup), not noise to learn.
 OUTLIER_SIGMAS = 5.0
+# More outliers than this share of the samples are no accidents: the metric has tails.
+OUTLIER_SHARE = 0.05
 # Fewer same-commit repeats than this teach nothing reliable yet.
 MIN_LEARNED_DF = 3
 # Points and counters beyond this size are absurd (no loss percentage or counter is), and
@@ -54,6 +56,7 @@ MAX_ABSOLUTE_UNITS = 1e100
 # this many runs per side (scripts/robust_table.py), and beyond it the t test decides.
 ROBUST_ALPHA = ALPHA / 2
 ROBUST_MAX_RUNS = 8
+ROBUST_SPREAD_FLOOR = 1 / 4
 
 
 class Source(enum.StrEnum):
@@ -74,6 +77,9 @@ class Noise:
     df: int
     source: Source
     evidence: str
+    # Learned samples left out as accidents of their run: a history with outliers has
+    # tails a standard deviation understates, so a single run is no evidence alone.
+    outliers: int = 0
 
     @property
     def exact(self) -> bool:
@@ -104,19 +110,27 @@ def learned(groups: Sequence[Sequence[float]], scale: Scale, evidence: str) -> N
     the samples of every run of it (in the metric's own units).
 
     A pooled standard deviation around each commit's mean, after dropping samples that
-    sit absurdly far from their commit's median (``OUTLIER_SIGMAS`` robust deviations).
+    sit absurdly far from their commit's median (``OUTLIER_SIGMAS`` robust deviations) —
+    unless they are too many to be accidents (``OUTLIER_SHARE``): then the metric is
+    heavy-tailed, and its tails are its noise.
     """
     units = [judging_units(group, scale) for group in groups]
     usable = [group for group in units if group is not None and len(group) >= 2]
     if not usable:
         return None
     robust = _robust_sigma(usable)
+    kept_groups = usable
+    outliers = 0
+    if robust > 0:
+        kept_groups = [
+            [x for x in group if abs(x - _median(group)) <= OUTLIER_SIGMAS * robust]
+            for group in usable
+        ]
+        outliers = sum(len(a) - len(b) for a, b in zip(usable, kept_groups, strict=True))
+        if outliers > OUTLIER_SHARE * sum(len(group) for group in usable):
+            kept_groups = usable
     squares, df = 0.0, 0
-    for group in usable:
-        kept = group
-        if robust > 0:
-            middle = _median(group)
-            kept = [x for x in group if abs(x - middle) <= OUTLIER_SIGMAS * robust]
+    for kept in kept_groups:
         if len(kept) < 2:
             continue
         mean = math.fsum(kept) / len(kept)
@@ -124,7 +138,7 @@ def learned(groups: Sequence[Sequence[float]], scale: Scale, evidence: str) -> N
         df += len(kept) - 1
     if df < MIN_LEARNED_DF:
         return None
-    return Noise(math.sqrt(squares / df), df, Source.LEARNED, evidence)
+    return Noise(math.sqrt(squares / df), df, Source.LEARNED, evidence, outliers)
 
 
 def within_run(base: Sequence[float], head: Sequence[float], scale: Scale) -> Noise | None:
@@ -149,7 +163,13 @@ def pooled(first: Noise, second: Noise) -> Noise:
     """Two estimates of one metric's noise as one, weighted by their degrees of freedom."""
     df = first.df + second.df
     variance = (first.df * first.sigma**2 + second.df * second.sigma**2) / df
-    return Noise(math.sqrt(variance), df, first.source, f"{first.evidence} and {second.evidence}")
+    return Noise(
+        math.sqrt(variance),
+        df,
+        first.source,
+        f"{first.evidence} and {second.evidence}",
+        first.outliers + second.outliers,
+    )
 
 
 @cache
@@ -216,10 +236,22 @@ def robust_statistic(base: Sequence[float], head: Sequence[float]) -> float | No
     """|median(head) − median(base)| over the median absolute deviation of the runs from
     their side's median (each odd side's median run left out: its deviation is zero by
     construction). None with no repeat on either side; ∞ for a move between sides that
-    repeat exactly."""
+    repeat exactly.
+
+    A side whose runs are all equal while the other's scatter tells of the tool's
+    rounding, not of zero noise: its deviations are left out, or the other side's
+    scatter would look like a move. And the deviation is never taken below a quarter of
+    the runs' pooled standard deviation (``ROBUST_SPREAD_FLOOR``): it discounts one
+    outlier run, but a metric that jumps between two levels (iperf3's UDP jitter on
+    loopback: 5 µs or 60 µs) has no typical deviation for three runs to show. Both only
+    lower the statistic, so its false-alarm rate stays within the table's (measured by
+    bench/signal_noise.py: 1/4 kept every A/A comparison of /work/signal-corpus-3 at
+    exit 0 with history, and lost no 5 % drop).
+    """
+    constant = [len(side) >= 2 and min(side) == max(side) for side in (base, head)]
     deviations: list[float] = []
-    for side in (base, head):
-        if len(side) < 2:
+    for side, tied in zip((base, head), constant, strict=True):
+        if len(side) < 2 or (tied and not all(constant)):
             continue
         ordered = sorted(side)
         middle = _median(ordered)
@@ -231,9 +263,24 @@ def robust_statistic(base: Sequence[float], head: Sequence[float]) -> float | No
         return None
     difference = abs(_median(head) - _median(base))
     spread = _median(deviations)
+    pooled_sd = _pooled_sd(base, head)
+    if pooled_sd is not None:
+        spread = max(spread, ROBUST_SPREAD_FLOOR * pooled_sd)
     if spread == 0:
         return math.inf if difference > 0 else 0.0
     return difference / spread
+
+
+def _pooled_sd(base: Sequence[float], head: Sequence[float]) -> float | None:
+    squares, df = 0.0, 0
+    for side in (base, head):
+        if len(side) >= 2:
+            mean = math.fsum(side) / len(side)
+            squares += math.fsum((x - mean) ** 2 for x in side)
+            df += len(side) - 1
+    if df == 0 or not math.isfinite(squares):
+        return None
+    return math.sqrt(squares / df)
 
 
 def robust_critical(base_runs: int, head_runs: int) -> float | None:
@@ -310,13 +357,15 @@ def _smallest_p(n: int, m: int) -> float:
 
 
 def _robust_sigma(groups: Sequence[Sequence[float]]) -> float:
-    """1.4826 × the median absolute deviation from each group's mean, each deviation scaled
-    by sqrt(m/(m-1)) so that small groups are not mistaken for quiet ones."""
+    """1.4826 × the median absolute deviation from each group's median, each deviation
+    scaled by sqrt(m/(m-1)) so that small groups are not mistaken for quiet ones. The
+    median, not the mean: an accident of one run would drag a mean toward itself and
+    hide behind the deviation it inflated."""
     deviations: list[float] = []
     for group in groups:
-        mean = math.fsum(group) / len(group)
+        middle = _median(group)
         scale = math.sqrt(len(group) / (len(group) - 1))
-        deviations.extend(abs(x - mean) * scale for x in group)
+        deviations.extend(abs(x - middle) * scale for x in group)
     return 1.4826 * _median(deviations)
 
 
