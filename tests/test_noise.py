@@ -285,7 +285,7 @@ def test_one_run_each_with_a_history_of_outliers_is_uncertain() -> None:
     base, head = stochastic({"udp.receiver_mbps": 99.9}), stochastic({"udp.receiver_mbps": 82.0})
     metric = only(base, head, noise={(PLATFORM, "udp.receiver_mbps"): tailed})
     assert metric.verdict is Verdict.UNCERTAIN
-    assert metric.note == "single run; this metric has outlier runs"
+    assert metric.note == "single run of a metric with outlier runs"
     quiet = Noise(0.0001, 14, Source.LEARNED, "15 measurements of main@abc1234")
     called = only(base, head, noise={(PLATFORM, "udp.receiver_mbps"): quiet})
     assert called.verdict is Verdict.REGRESSED

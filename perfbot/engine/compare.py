@@ -413,7 +413,7 @@ def _judge_move(
     return _Move(moved, change, "", beyond, noise, band)
 
 
-TAILED_NOTE = "single run; this metric has outlier runs"
+TAILED_NOTE = "single run of a metric with outlier runs"
 
 
 def _tailed(noise: Noise, scale: Scale) -> bool:
