@@ -26,6 +26,7 @@ HEAD = "c" * 40
 RUN = 7001
 STEADY = [100.0, 100.05, 99.95]
 DROPPED = [90.0, 90.05, 89.95]  # −10 %: beyond the 5 % tolerance, far beyond the noise
+DROPPED_AGAIN = [90.02, 89.98, 90.04]  # the second attempt's own runs, as low
 
 
 def suite(values: list[float]) -> str:
@@ -89,7 +90,7 @@ def test_a_stochastic_regression_is_confirmed_by_a_second_attempt(
         (check,) = world.fake.check_runs.values()
         assert check.conclusion != "failure"
 
-        delivery = deliver(client, world, second_attempt(world, run, DROPPED))
+        delivery = deliver(client, world, second_attempt(world, run, DROPPED_AGAIN))
         assert_done(database, delivery, "up to date")
     # Both attempts' six runs per side were compared: the regression held.
     assert "🔴" in row(world)
@@ -179,3 +180,21 @@ def test_a_deterministic_regression_needs_no_confirmation(world: World, tmp_path
     (comment,) = world.bot_comments(7)
     assert "🔴" in comment
     assert "Confirming" not in comment
+
+
+def test_a_confirming_attempt_without_a_report_of_its_own_confirms_nothing(
+    world: World, tmp_path: Path
+) -> None:
+    # GitHub lists a run's artifacts across attempts: an attempt 2 that uploaded nothing
+    # shows attempt 1's report again, which must not "confirm" itself.
+    database = tmp_path / "db"
+    with in_process_service(world, database) as client:
+        run = first_attempt(world)
+        deliver(client, world, run)
+        run.status, run.conclusion = "completed", "success"  # no new artifact
+        delivery = deliver(client, world, run)
+        assert_done(database, delivery, "up to date")
+    (comment,) = world.bot_comments(7)
+    assert "uploaded no report of its own" in comment
+    assert CONFIRMED not in row(world)
+    assert "🔴" in row(world)  # called on the one attempt

@@ -295,7 +295,13 @@ async def _report_body(
         else await asyncio.to_thread(_judge, base, head, config, knowledge, earlier)
     )
     comparison = judged.comparison
-    if judged.settled:
+    if judged.repeated:
+        said = (
+            f"ℹ️ Attempt {run.attempt} uploaded no report of its own (its artifact is attempt "
+            f"{run.attempt - 1}'s): the regressions are called on one attempt."
+        )
+        context = replace(context, notices=(*context.notices, said))
+    elif judged.settled:
         context = replace(context, notices=(*context.notices, _settled_notice(run, judged)))
     elif judged.pending and config.config.confirm and earlier is None:
         why_not = await confirm.request(ctx, run, pull, judged.pending)
@@ -329,6 +335,8 @@ class _Judged:
     # The metrics this attempt confirmed or not (it combined an earlier attempt's samples).
     settled: tuple[engine_confirm.Key, ...] = ()
     confirmed: int = 0
+    # The confirming attempt's report is the confirmed attempt's own.
+    repeated: bool = False
 
 
 def _judge(
@@ -348,6 +356,11 @@ def _judge(
     }
     first_base = engine_confirm.earlier_side(before["base"], base)
     first_head = engine_confirm.earlier_side(before["head"], head)
+    if _same_runs(first_base, base) and _same_runs(first_head, head):
+        # The confirming attempt uploaded no report of its own (GitHub lists the run's
+        # artifacts across attempts): the first attempt's runs, read twice, would
+        # "confirm" themselves. Called on the one attempt instead.
+        return _Judged(compare(base, head, policy, knowledge), repeated=True)
     # What the first attempt would have called red, judged again with both attempts' runs.
     keys = engine_confirm.pending(compare(first_base, first_head, policy, knowledge))
     both = compare(
@@ -359,6 +372,12 @@ def _judge(
     settled = engine_confirm.settle(both, keys)
     confirmed = len(engine_confirm.pending(both)) if keys else 0
     return _Judged(settled, (), keys, min(confirmed, len(keys)))
+
+
+def _same_runs(earlier: SideReport, now: SideReport) -> bool:
+    return earlier.series.keys() == now.series.keys() and all(
+        earlier.series[key].samples == series.samples for key, series in now.series.items()
+    )
 
 
 def _confirming_notice(run: Run, count: int) -> str:
