@@ -199,14 +199,13 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
     rerun = context.footer is Footer.APP  # only the App's rows may suggest /perfbot rerun
     history = context.history
     dropped: tuple[str, ...] = ()
-    if history is not None:
+    # The full sections are made once (a big report's take a while) where they are tried
+    # twice: with the history, and then without it.
+    full = None if history is None else list(sections(report, FULL, rerun=rerun))
+    if history is not None and full is not None:
+        frame = Prepared(title, notices, "", footer)
         with_history = _with_history(
-            report,
-            provenance,
-            history,
-            Prepared(title, notices, "", footer),
-            budget=budget,
-            rerun=rerun,
+            report, provenance, history, frame, budget=budget, rerun=rerun, full=full
         )
         if isinstance(with_history, Prepared):
             return with_history
@@ -214,7 +213,8 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
     for level in DETAIL_LEVELS:
         if not applies(report, level):
             continue  # a step that would leave nothing out
-        content = _content(report, provenance, level, rerun=rerun, dropped=dropped)
+        lines = full if level == FULL else None
+        content = _content(report, provenance, level, rerun=rerun, dropped=dropped, lines=lines)
         prepared = Prepared(title, notices, content, footer)
         if _size(compose(prepared)) <= budget:
             return prepared
@@ -272,17 +272,21 @@ def _with_history(
     *,
     budget: int,
     rerun: bool,
+    full: list[str],
 ) -> Prepared | tuple[str, ...]:
     """The report in full with its history and as many charts as fit; or, when even the
     full report with the history's tables does not fit, what must be left out (the charts,
-    then the tables): the comparison's detail is dropped only after them."""
+    then the tables): the comparison's detail is dropped only after them. ``full``: the
+    comparison's sections in full."""
     tables: list[str] = []
     for section in (pushes_section(history), trend_section(history)):
         if section:
             tables += ["", *section]
 
     def fits(extra: list[str], dropped: tuple[str, ...]) -> Prepared | None:
-        content = _content(comparison, provenance, FULL, rerun=rerun, extra=extra, dropped=dropped)
+        content = _content(
+            comparison, provenance, FULL, rerun=rerun, extra=extra, dropped=dropped, lines=full
+        )
         prepared = Prepared(frame.headline, frame.notices, content, frame.footer)
         return prepared if _size(compose(prepared)) <= budget else None
 
@@ -314,10 +318,14 @@ def _content(
     rerun: bool = False,
     extra: list[str] | None = None,
     dropped: tuple[str, ...] = (),
+    lines: list[str] | None = None,
 ) -> str:
     """The sections at ``level``, then ``extra`` (the history), then what was left out:
-    ``dropped`` (parts of the history) and the detail levels' steps."""
-    shown = [*sections(comparison, level, max_rows, rerun=rerun), *(extra or ())]
+    ``dropped`` (parts of the history) and the detail levels' steps. ``lines``: the
+    sections at ``level``, when already made."""
+    if lines is None:
+        lines = list(sections(comparison, level, max_rows, rerun=rerun))
+    shown = [*lines, *(extra or ())]
     steps = range(1, level + 1)
     left = [*dropped, *(LEFT_OUT[n] for n in steps if applies(comparison, n))]
     if left:
