@@ -188,7 +188,7 @@ def test_the_comment_is_laid_out_collapsed_with_its_tables(tmp_path: Path) -> No
     report = browse(tmp_path, path)
     details = report["details"]
     assert isinstance(details, list)
-    assert len(details) == 4  # the golden comment's three, and the charts'
+    assert len(details) == 5  # the golden comment's four (a UDP loss detail), the charts'
     for one in details:
         assert one["open"] is False
         width, height = one["summary"]
@@ -199,7 +199,7 @@ def test_the_comment_is_laid_out_collapsed_with_its_tables(tmp_path: Path) -> No
     tables = report["tables"]
     assert isinstance(tables, list)
     assert [(t["columns"], t["rows"]) for t in tables] == markdown_tables(body)
-    assert len(tables) == 6
+    assert len(tables) == 7
     for table in tables:
         if table["folded"]:
             assert table["visible"] is False
