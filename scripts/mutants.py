@@ -204,6 +204,26 @@ MUTANTS = (
         "return value",
         ("tests/test_cli_workflow.py",),
     ),
+    Mutant(
+        "fork-rows-trend",
+        "a fork PR's base side is taken as the target branch's trend in the comment",
+        "perfbot/store/sqlite.py",
+        "SQLiteStore.branch_history",
+        "",
+        ("tests/store/test_pull_history.py", "tests/test_history_privacy.py"),
+        old='"forks": False,',
+        new='"forks": True,',
+    ),
+    Mutant(
+        "history-other-repo",
+        "a PR's earlier pushes are read from every repository with that PR number",
+        "perfbot/store/sqlite.py",
+        "SQLiteStore.pull_runs",
+        "",
+        ("tests/store/test_pull_history.py",),
+        old="_fetch, _PULL_RUNS,",
+        new='_fetch, _PULL_RUNS.replace("repo_id = :repo AND ", ""),',
+    ),
 )
 
 
