@@ -3,7 +3,9 @@ once more before the comment calls it, and both attempts' runs decide."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 import httpx
@@ -198,3 +200,27 @@ def test_a_confirming_attempt_without_a_report_of_its_own_confirms_nothing(
     assert "uploaded no report of its own" in comment
     assert CONFIRMED not in row(world)
     assert "🔴" in row(world)  # called on the one attempt
+
+
+def test_a_confirming_attempt_with_no_artifact_at_all_calls_the_first_attempt(
+    world: World, tmp_path: Path
+) -> None:
+    # Attempt 2 was cancelled before it uploaded anything, and GitHub lists no artifact:
+    # the held regression is called on attempt 1 (rebuilt from the store), not left
+    # "confirming…" for ever; and nothing of it is recorded a second time.
+    database = tmp_path / "db"
+    with in_process_service(world, database) as client:
+        run = first_attempt(world)
+        deliver(client, world, run)
+        for artifact in world.fake.artifacts.values():
+            artifact.expired = True
+        run.status, run.conclusion = "completed", "cancelled"
+        delivery = deliver(client, world, run)
+        assert_done(database, delivery, "up to date")
+    (comment,) = world.bot_comments(7)
+    assert "Attempt 2 uploaded no report of its own" in comment
+    assert "🔴" in row(world)
+    assert CONFIRMING not in row(world)
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        attempts = conn.execute("SELECT DISTINCT run_attempt FROM measurements").fetchall()
+    assert attempts == [(1,)]

@@ -17,9 +17,13 @@ would otherwise spend the repository's runners at will. A person can still ``/pe
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Final
 
+from perfbot.app.artifacts import ArtifactContents
 from perfbot.engine.confirm import Key
+from perfbot.engine.export import baseline_document
+from perfbot.engine.sides import ReportFile, Series, SideReport
 from perfbot.github.errors import GitHubError
 from perfbot.store.measurements import RunSeries
 
@@ -49,6 +53,28 @@ async def earlier_attempt(ctx: JobContext, run: Run) -> list[RunSeries] | None:
     if await ctx.store.lock_holder(_attempt_key(run, run.attempt), ctx.now()) != OWNER:
         return None
     return await ctx.store.run_measurements(run.repo_id, run.id, run.attempt - 1)
+
+
+async def stored_report(ctx: JobContext, run: Run) -> ArtifactContents | None:
+    """The report of the attempt this one confirms, rebuilt from the store, for a
+    confirming attempt that has no report artifact at all (cancelled, or failed before
+    uploading): the held regressions are then called on that one attempt rather than
+    left "confirming…" for ever. None when this attempt confirms nothing."""
+    series = await earlier_attempt(ctx, run)
+    if not series:
+        return None
+    files = []
+    for side in ("base", "head"):
+        report = SideReport()
+        for s in series:
+            if s.side == side and s.samples:
+                report.series[(s.platform, s.metric)] = Series(
+                    s.unit, s.better, list(s.samples), scale=s.scale, settings=s.settings
+                )
+        document = baseline_document(report, "head" if side == "head" else "base")
+        data = json.dumps(document, ensure_ascii=False).encode()
+        files.append(ReportFile(f"{side}/attempt-{run.attempt - 1}.json", data))
+    return ArtifactContents(files, [])
 
 
 async def request(ctx: JobContext, run: Run, pull: PullInfo, keys: tuple[Key, ...]) -> str | None:

@@ -85,6 +85,9 @@ class RunSeries:
     metric: str
     settings: Settings
     samples: tuple[float, ...]
+    unit: str = ""
+    better: Better = Better.HIGHER
+    scale: Scale = Scale.RATIO
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +150,13 @@ def labels_text(labels: tuple[str, ...] | None) -> str | None:
     return None if labels is None else json.dumps(list(labels), ensure_ascii=False)
 
 
-def run_series(side: str, platform: str, metric: str, settings: str, samples: str) -> RunSeries:
-    """A ``RunSeries`` from its stored columns."""
+# The columns a RunSeries is read from, in run_series' order.
+RUN_SERIES_COLUMNS: Final = "side, platform, metric, settings, samples, unit, better, scale"
+
+
+def run_series(row: Sequence[str]) -> RunSeries:
+    """A ``RunSeries`` from its stored columns (``RUN_SERIES_COLUMNS``)."""
+    side, platform, metric, settings, samples, unit, better, scale = row
     if side not in MEASURED_SIDES:
         raise ValueError(f"a stored measurement has no side {side!r}")
     return RunSeries(
@@ -157,6 +165,9 @@ def run_series(side: str, platform: str, metric: str, settings: str, samples: st
         metric,
         settings_from_text(settings),
         samples_from_text(samples),
+        unit,
+        Better(better),
+        Scale(scale),
     )
 
 

@@ -42,6 +42,7 @@ from perfbot.store.history import (
 )
 from perfbot.store.measurements import (
     MAX_PULL_RUNS,
+    RUN_SERIES_COLUMNS,
     TREND_SIDES,
     CommitSamples,
     MeasurementRecord,
@@ -666,13 +667,13 @@ class PostgresStore:
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
             cur = await conn.execute(
-                "SELECT side, platform, metric, settings, samples FROM measurements"
+                f"SELECT {RUN_SERIES_COLUMNS} FROM measurements"
                 " WHERE repo_id = %s AND run_id = %s AND run_attempt = %s",
                 (repo_id, run_id, attempt),
             )
             return await cur.fetchall()
 
-        return [run_series(*row) for row in await self._on_connection(work)]
+        return [run_series(row) for row in await self._on_connection(work)]
 
     async def commit_samples(
         self,

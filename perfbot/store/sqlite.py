@@ -40,6 +40,7 @@ from perfbot.store.history import (
 )
 from perfbot.store.measurements import (
     MAX_PULL_RUNS,
+    RUN_SERIES_COLUMNS,
     TREND_SIDES,
     CommitSamples,
     MeasurementRecord,
@@ -528,11 +529,11 @@ class SQLiteStore:
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         rows = await self._run(
             _fetch,
-            "SELECT side, platform, metric, settings, samples FROM measurements"
+            f"SELECT {RUN_SERIES_COLUMNS} FROM measurements"
             " WHERE repo_id = :repo AND run_id = :run AND run_attempt = :attempt",
             {"repo": repo_id, "run": run_id, "attempt": attempt},
         )
-        return [run_series(*row) for row in rows]
+        return [run_series(row) for row in rows]
 
     async def commit_samples(
         self,

@@ -366,8 +366,10 @@ async def test_one_attempt_of_a_run_reads_back_whole(store: Store) -> None:
     )
     first = await store.run_measurements(REPO, 9, 1)
     assert sorted(first, key=lambda s: s.side) == [
-        RunSeries("base", "lab", "tcp_rx.receiver_mbps", STREAMS_1, (10.0, 10.5)),
-        RunSeries("head", "lab", "tcp_rx.receiver_mbps", STREAMS_1, (9.0,)),
+        RunSeries(
+            "base", "lab", "tcp_rx.receiver_mbps", STREAMS_1, (10.0, 10.5), "Mbps", Better.HIGHER
+        ),
+        RunSeries("head", "lab", "tcp_rx.receiver_mbps", STREAMS_1, (9.0,), "Mbps", Better.HIGHER),
     ]
     assert [s.samples for s in await store.run_measurements(REPO, 9, 2)] == [(8.0,)]
     assert await store.run_measurements(REPO, 9, 3) == []

@@ -71,15 +71,21 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> str:
     inst = ctx.installation
     artifacts = await inst.list_run_artifacts(run.owner, run.name, run.id)
     report = _newest(artifacts, config.config.report_artifact, run.id)
+    stored = None
     if report is None:
-        return ctx.ended(f"no usable {config.config.report_artifact!r} artifact on run {run.id}")
+        # A confirming attempt that uploaded nothing still settles what it was to confirm.
+        stored = await confirm.stored_report(ctx, run) if config.config.confirm else None
+        if stored is None:
+            return ctx.ended(
+                f"no usable {config.config.report_artifact!r} artifact on run {run.id}"
+            )
     # When GitHub itself names the PR the proof is all but certain: the report is
     # downloaded meanwhile (nothing is posted before the proof), and the comment waits one
     # round trip less. A run that names its PR only through its own artifact (a fork's)
     # is proven first: a forged number costs no download.
     reading = (
         asyncio.ensure_future(_read_report_or_error(ctx, run, report))
-        if len(run.hinted_pulls) == 1
+        if report is not None and len(run.hinted_pulls) == 1
         else None
     )
     try:
@@ -91,7 +97,13 @@ async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> str:
         _abandon(reading)
         return pull
     proved_at = ctx.now()
-    contents = await (reading or _read_report_or_error(ctx, run, report))
+    if stored is not None:
+        contents: ArtifactContents | ArtifactError | ArtifactGone = stored
+    elif reading is not None:
+        contents = await reading
+    else:
+        assert report is not None  # stored is None only with a report (above)
+        contents = await _read_report_or_error(ctx, run, report)
     result = await _report_body(ctx, run, pull, contents, config)
     await record_report_measurements(ctx, run, pull, result.sides)
     async with ctx.pull_lock(run.repo_id, pull.number):
@@ -297,8 +309,8 @@ async def _report_body(
     comparison = judged.comparison
     if judged.repeated:
         said = (
-            f"ℹ️ Attempt {run.attempt} uploaded no report of its own (its artifact is attempt "
-            f"{run.attempt - 1}'s): the regressions are called on one attempt."
+            f"ℹ️ Attempt {run.attempt} uploaded no report of its own: the regressions are "
+            f"called on attempt {run.attempt - 1} alone."
         )
         context = replace(context, notices=(*context.notices, said))
     elif judged.settled:
@@ -322,9 +334,12 @@ async def _report_body(
         knowledge=knowledge,
     )
     context = replace(context, history=history)
+    # A report that is the confirmed attempt's own again is not recorded twice: its runs,
+    # stored as a second measurement, would teach the noise model perfect agreement.
+    sides = None if judged.repeated else (base, head)
     if inline:
-        return _render(comparison, context, config, (base, head))
-    return await asyncio.to_thread(_render, comparison, context, config, (base, head))
+        return _render(comparison, context, config, sides)
+    return await asyncio.to_thread(_render, comparison, context, config, sides)
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,7 +439,7 @@ def _render(
     comparison: Comparison,
     context: RenderContext,
     config: ConfigResult,
-    sides: tuple[SideReport, SideReport],
+    sides: tuple[SideReport, SideReport] | None,
 ) -> Report:
     prepared = prepare(comparison, context)
     check = conclusion.for_comparison(
