@@ -189,6 +189,22 @@ MUTANTS = (
         ("tests/test_compare.py", "tests/test_noise.py"),
     ),
     Mutant(
+        "tailed-single-run",
+        "one run against one is called on learned noise with outlier runs, or on a counter",
+        "perfbot/engine/compare.py",
+        "_tailed",
+        "return False",
+        ("tests/test_noise.py",),
+    ),
+    Mutant(
+        "confirm-itself",
+        "a confirming attempt that reports the confirmed attempt's runs again confirms them",
+        "perfbot/app/handlers/workflow_run.py",
+        "_same_runs",
+        "return False",
+        ("tests/test_confirm.py",),
+    ),
+    Mutant(
         "sidecar-exit",
         "a non-zero .exit sidecar does not fail its run",
         "perfbot/engine/sidecars.py",
