@@ -129,13 +129,7 @@ def learned(groups: Sequence[Sequence[float]], scale: Scale, evidence: str) -> N
         outliers = sum(len(a) - len(b) for a, b in zip(usable, kept_groups, strict=True))
         if outliers > OUTLIER_SHARE * sum(len(group) for group in usable):
             kept_groups = usable
-    squares, df = 0.0, 0
-    for kept in kept_groups:
-        if len(kept) < 2:
-            continue
-        mean = math.fsum(kept) / len(kept)
-        squares += math.fsum((x - mean) ** 2 for x in kept)
-        df += len(kept) - 1
+    squares, df = _squares(kept_groups)
     if df < MIN_LEARNED_DF:
         return None
     return Noise(math.sqrt(squares / df), df, Source.LEARNED, evidence, outliers)
@@ -143,14 +137,8 @@ def learned(groups: Sequence[Sequence[float]], scale: Scale, evidence: str) -> N
 
 def within_run(base: Sequence[float], head: Sequence[float], scale: Scale) -> Noise | None:
     """Noise from the repeats of each side, pooled; None with no repeat on either side."""
-    squares, df = 0.0, 0
-    for side in (base, head):
-        units = judging_units(side, scale)
-        if units is None or len(units) < 2:
-            continue
-        mean = math.fsum(units) / len(units)
-        squares += math.fsum((x - mean) ** 2 for x in units)
-        df += len(units) - 1
+    sides = [judging_units(side, scale) for side in (base, head)]
+    squares, df = _squares([units for units in sides if units is not None])
     if df == 0:
         return None
     runs = f"{len(base)} base and {len(head)} PR runs"
@@ -263,24 +251,24 @@ def robust_statistic(base: Sequence[float], head: Sequence[float]) -> float | No
         return None
     difference = abs(_median(head) - _median(base))
     spread = _median(deviations)
-    pooled_sd = _pooled_sd(base, head)
-    if pooled_sd is not None:
-        spread = max(spread, ROBUST_SPREAD_FLOOR * pooled_sd)
+    squares, df = _squares((base, head))
+    if df and math.isfinite(squares):
+        spread = max(spread, ROBUST_SPREAD_FLOOR * math.sqrt(squares / df))
     if spread == 0:
         return math.inf if difference > 0 else 0.0
     return difference / spread
 
 
-def _pooled_sd(base: Sequence[float], head: Sequence[float]) -> float | None:
+def _squares(groups: Iterable[Sequence[float]]) -> tuple[float, int]:
+    """The summed squared deviations of each group of 2+ values from its own mean, and
+    their degrees of freedom: the pieces of a pooled standard deviation."""
     squares, df = 0.0, 0
-    for side in (base, head):
-        if len(side) >= 2:
-            mean = math.fsum(side) / len(side)
-            squares += math.fsum((x - mean) ** 2 for x in side)
-            df += len(side) - 1
-    if df == 0 or not math.isfinite(squares):
-        return None
-    return math.sqrt(squares / df)
+    for group in groups:
+        if len(group) >= 2:
+            mean = math.fsum(group) / len(group)
+            squares += math.fsum((x - mean) ** 2 for x in group)
+            df += len(group) - 1
+    return squares, df
 
 
 def robust_critical(base_runs: int, head_runs: int) -> float | None:
