@@ -32,6 +32,7 @@ from perfbot.github.installation import Installation
 from perfbot.github.types import PullInfo
 from perfbot.model import Better, Scale
 from perfbot.store import SQLiteStore
+from perfbot.store.base import commit_samples
 from perfbot.store.measurements import CommitSamples, MeasurementRecord, SeriesKey
 from tests.harness import (
     INSTALLATION,
@@ -327,7 +328,8 @@ async def _recorded(
             log=logging.LoggerAdapter(logging.getLogger("test"), {}),
         )
         stored = await record_report_measurements(ctx, run or _Run(), _PULL, sides)
-        groups = await store.commit_samples(
+        groups = await commit_samples(
+            store,
             REPO_ID,
             "qemu_x86",
             "m000",

@@ -278,20 +278,6 @@ class Store(Protocol):
         the head side of PR ``pr_number`` of this repository, newest first: one entry per
         (run, attempt), with the head commit it measured (``run_measurements`` reads it)."""
 
-    async def commit_samples(
-        self,
-        repo_id: int,
-        platform: str,
-        metric: str,
-        settings: Settings,
-        *,
-        exclude_run_id: int | None,
-        max_commits: int,
-        max_rows: int,
-        include_forks: bool = False,
-    ) -> list[CommitSamples]:
-        """``measurement_history`` of one series."""
-
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         """Every series one attempt of a run recorded (a confirmation combines them with
         the next attempt's), in no particular order; empty when it recorded none."""
@@ -308,3 +294,28 @@ class Store(Protocol):
 
     async def forget_installation(self, installation_id: int) -> None:
         """Drop every measurement recorded under this installation (it was deleted)."""
+
+
+async def commit_samples(
+    store: Store,
+    repo_id: int,
+    platform: str,
+    metric: str,
+    settings: Settings,
+    *,
+    exclude_run_id: int | None,
+    max_commits: int,
+    max_rows: int,
+    include_forks: bool = False,
+) -> list[CommitSamples]:
+    """``Store.measurement_history`` of one series."""
+    key = SeriesKey(platform, metric, settings)
+    history = await store.measurement_history(
+        repo_id,
+        [key],
+        exclude_run_id=exclude_run_id,
+        max_commits=max_commits,
+        max_rows=max_rows,
+        include_forks=include_forks,
+    )
+    return history[key]

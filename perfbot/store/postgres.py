@@ -18,7 +18,6 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
-from perfbot.model import Settings
 from perfbot.store._pg_migrations import migrate
 from perfbot.store._rows import (
     JOB_COLUMNS,
@@ -674,29 +673,6 @@ class PostgresStore:
             return await cur.fetchall()
 
         return [run_series(row) for row in await self._on_connection(work)]
-
-    async def commit_samples(
-        self,
-        repo_id: int,
-        platform: str,
-        metric: str,
-        settings: Settings,
-        *,
-        exclude_run_id: int | None,
-        max_commits: int,
-        max_rows: int,
-        include_forks: bool = False,
-    ) -> list[CommitSamples]:
-        key = SeriesKey(platform, metric, settings)
-        history = await self.measurement_history(
-            repo_id,
-            [key],
-            exclude_run_id=exclude_run_id,
-            max_commits=max_commits,
-            max_rows=max_rows,
-            include_forks=include_forks,
-        )
-        return history[key]
 
     async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
         sql, params = history_sql(query, lambda name: f"%({name})s", "postgres")

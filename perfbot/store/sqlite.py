@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
-from perfbot.model import Settings
 from perfbot.store._migrations import migrate
 from perfbot.store._rows import (
     JOB_COLUMNS,
@@ -534,29 +533,6 @@ class SQLiteStore:
             {"repo": repo_id, "run": run_id, "attempt": attempt},
         )
         return [run_series(row) for row in rows]
-
-    async def commit_samples(
-        self,
-        repo_id: int,
-        platform: str,
-        metric: str,
-        settings: Settings,
-        *,
-        exclude_run_id: int | None,
-        max_commits: int,
-        max_rows: int,
-        include_forks: bool = False,
-    ) -> list[CommitSamples]:
-        key = SeriesKey(platform, metric, settings)
-        history = await self.measurement_history(
-            repo_id,
-            [key],
-            exclude_run_id=exclude_run_id,
-            max_commits=max_commits,
-            max_rows=max_rows,
-            include_forks=include_forks,
-        )
-        return history[key]
 
     async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
         sql, params = history_sql(query, lambda name: f":{name}", "sqlite")

@@ -17,6 +17,7 @@ from perfbot.model import Better, Scale
 from perfbot.store import PostgresStore, SQLiteStore, Store
 from perfbot.store._migrations import MIGRATIONS
 from perfbot.store._pg_migrations import PG_MIGRATIONS
+from perfbot.store.base import commit_samples
 from perfbot.store.measurements import (
     MAX_HISTORY_COMMITS,
     CommitSamples,
@@ -87,7 +88,8 @@ async def history(
     settings: tuple[tuple[str, str], ...] = STREAMS_1,
     forks: bool = False,
 ) -> list[CommitSamples]:
-    return await store.commit_samples(
+    return await commit_samples(
+        store,
         REPO,
         platform,
         metric,
@@ -260,7 +262,8 @@ async def test_measurements_go_with_their_repository(store: Store) -> None:
     await store.forget_repositories([REPO, REPO + 2])
 
     assert await history(store) == []
-    kept = await store.commit_samples(
+    kept = await commit_samples(
+        store,
         REPO + 1,
         "lab",
         "tcp_rx.receiver_mbps",
