@@ -225,27 +225,8 @@ def measure(plan: Plan, root: Path, budget_seconds: float, out: TextIO) -> dict[
     with loopback.server() as port:
 
         def run(case: Case, factor: float, path: Path, side: str) -> None:
-            result = loopback.client(port, case.client_args(factor), plan.seconds, plan.omit)
-            requested = None if case.rate_bps is None else round(case.rate_bps * factor)
-            output = result.output
-            if factor != 1.0 and case.rate_bps is not None:
-                output = _disguise(output, case.rate_bps)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(output)
-            manifest["runs"].append(
-                {
-                    "path": path.relative_to(root).as_posix(),
-                    "side": side,
-                    "case": case.name,
-                    "args": list(result.args),
-                    "requested_bps": requested,
-                    "reported_bps": case.rate_bps,
-                    "at": round(time.monotonic() - started, 2),
-                    "elapsed": round(result.elapsed, 2),
-                    "attempts": result.attempts,
-                    "error": result.error,
-                }
-            )
+            place = RunPlace(root, path, side, started)
+            _measure_run(port, case, factor, place, manifest, seconds=plan.seconds, omit=plan.omit)
 
         def history_entry() -> bool:
             if time.monotonic() + len(history_cases) * run_cost > deadline:
@@ -283,6 +264,51 @@ def measure(plan: Plan, root: Path, budget_seconds: float, out: TextIO) -> dict[
     manifest["measure_seconds"] = round(time.monotonic() - started, 1)
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlace:
+    """Where one measured run goes: the corpus, its file, its side, the measuring's start."""
+
+    root: Path
+    path: Path
+    side: str
+    started: float
+
+
+def _measure_run(
+    port: int,
+    case: Case,
+    factor: float,
+    place: RunPlace,
+    manifest: dict[str, Any],
+    *,
+    seconds: int,
+    omit: int,
+) -> None:
+    """One iperf3 client run at ``factor`` of the case's rate, saved and listed in the
+    manifest (a lowered rate's report is given the case's rate back: see _disguise)."""
+    result = loopback.client(port, case.client_args(factor), seconds, omit)
+    output = result.output
+    if factor != 1.0 and case.rate_bps is not None:
+        output = _disguise(output, case.rate_bps)
+    place.path.parent.mkdir(parents=True, exist_ok=True)
+    place.path.write_bytes(output)
+    requested = None if case.rate_bps is None else round(case.rate_bps * factor)
+    manifest["runs"].append(
+        {
+            "path": place.path.relative_to(place.root).as_posix(),
+            "side": place.side,
+            "case": case.name,
+            "args": list(result.args),
+            "requested_bps": requested,
+            "reported_bps": case.rate_bps,
+            "at": round(time.monotonic() - place.started, 2),
+            "elapsed": round(result.elapsed, 2),
+            "attempts": result.attempts,
+            "error": result.error,
+        }
+    )
 
 
 def _disguise(output: bytes, rate_bps: int) -> bytes:
@@ -427,27 +453,8 @@ def measure_rounds(
     with loopback.server() as port:
 
         def run(case: Case, factor: float, path: Path, side: str) -> None:
-            result = loopback.client(port, case.client_args(factor), plan.seconds, plan.omit)
-            output = result.output
-            if factor != 1.0 and case.rate_bps is not None:
-                output = _disguise(output, case.rate_bps)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(output)
-            requested = None if case.rate_bps is None else round(case.rate_bps * factor)
-            manifest["runs"].append(
-                {
-                    "path": path.relative_to(root).as_posix(),
-                    "side": side,
-                    "case": case.name,
-                    "args": list(result.args),
-                    "requested_bps": requested,
-                    "reported_bps": case.rate_bps,
-                    "at": round(time.monotonic() - started, 2),
-                    "elapsed": round(result.elapsed, 2),
-                    "attempts": result.attempts,
-                    "error": result.error,
-                }
-            )
+            place = RunPlace(root, path, side, started)
+            _measure_run(port, case, factor, place, manifest, seconds=plan.seconds, omit=plan.omit)
 
         def history_entry() -> None:
             if len(manifest["history"]) >= plan.history:
