@@ -312,7 +312,7 @@ async def test_a_push_run_passes_every_check_of_a_pr_run(
 
 async def test_suspended_while_the_report_downloads_records_nothing(bench: Bench) -> None:
     payload = bench_push(bench, report=GOOD)
-    real = push_handler._read_report
+    real = push_handler.download_report
 
     async def read_then_suspend(*args: Any) -> Any:
         contents = await real(*args)
@@ -320,7 +320,7 @@ async def test_suspended_while_the_report_downloads_records_nothing(bench: Bench
         return contents
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(push_handler, "_read_report", read_then_suspend)
+        patch.setattr(push_handler, "download_report", read_then_suspend)
         reason = await bench.run(handle, payload, event="workflow_run")
     assert reason == (
         f"push run 6000 of main@{MAIN_SHAS[3][:7]} not recorded: installation {INSTALLATION}"

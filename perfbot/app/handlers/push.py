@@ -13,24 +13,20 @@ import asyncio
 from typing import Final
 
 from perfbot.app.artifacts import (
-    ArtifactContents,
     ArtifactError,
     ArtifactLimits,
-    read_report_zip,
-    zip_sha256,
 )
+from perfbot.app.download import download_report, newest_artifact
 from perfbot.app.handlers.context import JobContext
 from perfbot.app.jobs import Run, WorkflowRunJob
 from perfbot.app.measurements import INLINE_SERIES, MAX_RECORDED_ROWS, MAX_RECORDED_SAMPLES
 from perfbot.engine import platforms
 from perfbot.engine.sides import SIDES, ReportFile, SideReport, read_side, split_sides
 from perfbot.github.errors import ArtifactGone
-from perfbot.github.types import ArtifactInfo
 from perfbot.store.measurements import MeasurementRecord
 
 LIMITS: Final = ArtifactLimits()
-# Up to this size a report is unzipped and parsed on the event loop (as for PR runs).
-INLINE_ZIP_BYTES: Final = 16 * 1024
+# Up to this size a report is parsed on the event loop (as for PR runs).
 INLINE_BYTES: Final = 64 * 1024
 
 
@@ -56,11 +52,11 @@ async def on_push_run(ctx: JobContext, job: WorkflowRunJob) -> str:
     if ctx.app_id is None:
         return ctx.ended(f"push run {run.id}: nothing is recorded without the App")
     artifacts = await ctx.installation.list_run_artifacts(run.owner, run.name, run.id)
-    artifact = _newest(artifacts, config.report_artifact, run.id)
+    artifact = newest_artifact(artifacts, config.report_artifact, run.id)
     if artifact is None:
         return ctx.ended(f"no usable {config.report_artifact!r} artifact on push run {run.id}")
     try:
-        contents = await _read_report(ctx, run, artifact)
+        contents = await download_report(ctx.installation, run.owner, run.name, artifact, LIMITS)
     except (ArtifactError, ArtifactGone) as exc:
         return ctx.ended(f"push run {run.id} of {where} not recorded: {exc}")
     if sum(len(file.data) for file in contents.files) <= INLINE_BYTES:
@@ -146,26 +142,3 @@ def push_records(
             )
         )
     return records
-
-
-def _newest(artifacts: list[ArtifactInfo], name: str, run_id: int) -> ArtifactInfo | None:
-    mine = [a for a in artifacts if a.name == name and not a.expired and a.run_id in (None, run_id)]
-    return max(mine, key=lambda a: (a.created_at, a.id), default=None)
-
-
-async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> ArtifactContents:
-    """The report's files within the PR runs' limits (size, digest, zip bombs, paths)."""
-    if artifact.size_in_bytes > LIMITS.max_zip_bytes:
-        raise ArtifactError(
-            artifact.name,
-            f"{artifact.size_in_bytes:,} bytes is over the {LIMITS.max_zip_bytes:,}-byte limit",
-        )
-    data = await ctx.installation.download_artifact(
-        run.owner, run.name, artifact.id, max_bytes=LIMITS.max_zip_bytes
-    )
-    digest = artifact.digest
-    if digest and digest.startswith("sha256:") and zip_sha256(data) != digest:
-        raise ArtifactError(artifact.name, "the download does not match the artifact's digest")
-    if len(data) <= INLINE_ZIP_BYTES:
-        return read_report_zip(data, artifact.name, LIMITS)
-    return await asyncio.to_thread(read_report_zip, data, artifact.name, LIMITS)

@@ -13,10 +13,9 @@ from perfbot.app.artifacts import (
     ArtifactError,
     ArtifactLimits,
     read_pr_number_zip,
-    read_report_zip,
-    zip_sha256,
 )
 from perfbot.app.comment import live, publish
+from perfbot.app.download import download_report, newest_artifact
 from perfbot.app.handlers.context import JobContext
 from perfbot.app.history import report_history
 from perfbot.app.jobs import Run, WorkflowRunJob
@@ -35,9 +34,8 @@ from perfbot.store.base import PullState
 from perfbot.store.measurements import RunSeries
 
 LIMITS = ArtifactLimits()
-# Up to these sizes a report is unzipped, and then parsed and rendered, on the event loop:
-# a thread costs more than the work. (16 KiB unzip to 3.2 MB at most, the ratio limit.)
-INLINE_ZIP_BYTES = 16 * 1024
+# Up to this size a report is parsed and rendered on the event loop: a thread costs more
+# than the work (the zip's own threshold: perfbot.app.download).
 INLINE_BYTES = 64 * 1024
 CHECK_RUN_NAME = "perfbot"
 
@@ -70,7 +68,7 @@ async def on_workflow_run(ctx: JobContext, job: WorkflowRunJob) -> str:
 async def _on_completed(ctx: JobContext, run: Run, config: ConfigResult) -> str:
     inst = ctx.installation
     artifacts = await inst.list_run_artifacts(run.owner, run.name, run.id)
-    report = _newest(artifacts, config.config.report_artifact, run.id)
+    report = newest_artifact(artifacts, config.config.report_artifact, run.id)
     stored = None
     if report is None:
         # A confirming attempt that uploaded nothing still settles what it was to confirm.
@@ -176,7 +174,7 @@ async def _proven_pull(
         # run's (untrusted) PR-number artifact; the proof checks the PR either way.
         hint: int | None = run.hinted_pulls[0]
     else:
-        artifact = _newest(artifacts, config.config.pr_number_artifact, run.id)
+        artifact = newest_artifact(artifacts, config.config.pr_number_artifact, run.id)
         hint = await _pull_hint(ctx, run, artifact)
     proof = await prove_pull(ctx.installation, run.owner, run.name, run.identity, hint)
     ctx.log.info("%s", proof.reason)
@@ -238,12 +236,6 @@ async def _on_started(ctx: JobContext, run: Run, config: ConfigResult) -> str:
             return ctx.ended(f"comment on PR {number} not marked stale: {refused}")
         state = await publish(ctx, run.owner, run.name, state)
         return f"comment {state.comment_id} on PR {number} is up to date"
-
-
-def _newest(artifacts: list[ArtifactInfo], name: str, run_id: int) -> ArtifactInfo | None:
-    """The newest unexpired artifact called ``name`` that this run uploaded."""
-    mine = [a for a in artifacts if a.name == name and not a.expired and a.run_id in (None, run_id)]
-    return max(mine, key=lambda a: (a.created_at, a.id), default=None)
 
 
 async def _pull_hint(ctx: JobContext, run: Run, artifact: ArtifactInfo | None) -> int | None:
@@ -454,28 +446,6 @@ async def _read_report_or_error(
     """The report's files, or why they could not be read (shown in the comment); other
     errors (GitHub unavailable, say) are raised for the job to be retried."""
     try:
-        return await _read_report(ctx, run, artifact)
+        return await download_report(ctx.installation, run.owner, run.name, artifact, LIMITS)
     except (ArtifactError, ArtifactGone) as exc:
         return exc
-
-
-async def _read_report(ctx: JobContext, run: Run, artifact: ArtifactInfo) -> ArtifactContents:
-    if artifact.size_in_bytes > LIMITS.max_zip_bytes:
-        raise ArtifactError(
-            artifact.name,
-            f"{artifact.size_in_bytes:,} bytes is over the {LIMITS.max_zip_bytes:,}-byte limit",
-        )
-    data = await ctx.installation.download_artifact(
-        run.owner, run.name, artifact.id, max_bytes=LIMITS.max_zip_bytes
-    )
-    if (
-        artifact.digest
-        and artifact.digest.startswith("sha256:")
-        and zip_sha256(data) != artifact.digest
-    ):
-        raise ArtifactError(artifact.name, "the download does not match the artifact's digest")
-    # Decompressing up to the limits is CPU work too: in a thread, like the parsing, unless
-    # the zip is small.
-    if len(data) <= INLINE_ZIP_BYTES:
-        return read_report_zip(data, artifact.name, LIMITS)
-    return await asyncio.to_thread(read_report_zip, data, artifact.name, LIMITS)
