@@ -15,6 +15,7 @@ from xml.etree import ElementTree
 import httpx
 import pytest
 
+from perfbot.app.download import download_report
 from perfbot.app.handlers import push as push_handler
 from perfbot.app.jobs import Run, WorkflowRunJob, decode, encode
 from perfbot.app.measurements import learned_noise
@@ -312,7 +313,7 @@ async def test_a_push_run_passes_every_check_of_a_pr_run(
 
 async def test_suspended_while_the_report_downloads_records_nothing(bench: Bench) -> None:
     payload = bench_push(bench, report=GOOD)
-    real = push_handler.download_report
+    real = download_report
 
     async def read_then_suspend(*args: Any) -> Any:
         contents = await real(*args)
