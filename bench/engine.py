@@ -25,9 +25,9 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from perfbot.engine.compare import compare
-from perfbot.engine.render import render
-from perfbot.engine.sides import ReportFile, read_side
+from perfbot.engine.judge.compare import compare
+from perfbot.engine.read.sides import ReportFile, read_side
+from perfbot.engine.show.render import render
 
 PLATFORMS = 4
 METRICS = 5_000

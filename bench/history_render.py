@@ -14,10 +14,10 @@ import argparse
 import time
 from datetime import UTC, datetime
 
-from perfbot.engine.compare import Stats, compare
-from perfbot.engine.history import History, Push, Trend, chart_series
-from perfbot.engine.render import Footer, RenderContext, prepare
-from perfbot.engine.sides import SideReport
+from perfbot.engine.judge.compare import Stats, compare
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.history import History, Push, Trend, chart_series
+from perfbot.engine.show.render import Footer, RenderContext, prepare
 from perfbot.model import Better, Measurement
 
 PLATFORM = "qemu_x86"

@@ -69,9 +69,9 @@ import loopback
 
 from perfbot.app.measurements import NOISE_COMMITS, NOISE_ROWS
 from perfbot.cli.localfiles import read_tree
-from perfbot.engine import confirm
-from perfbot.engine import noise as noise_model
-from perfbot.engine.compare import (
+from perfbot.engine.judge import confirm
+from perfbot.engine.judge import noise as noise_model
+from perfbot.engine.judge.compare import (
     MOVED,
     Comparison,
     MetricResult,
@@ -80,7 +80,7 @@ from perfbot.engine.compare import (
     Verdict,
     compare,
 )
-from perfbot.engine.sides import Series, SideReport, read_side
+from perfbot.engine.read.sides import Series, SideReport, read_side
 from perfbot.model import Better, Scale
 
 REPO = Path(__file__).resolve().parents[1]
@@ -637,7 +637,7 @@ def history_judge(
 
 class ConfirmingJudge:
     """The App's whole path: ``history_judge``, then confirm before red
-    (``perfbot.engine.confirm``, as ``handlers/workflow_run`` runs it): when a stochastic
+    (``perfbot.engine.judge.confirm``, as ``handlers/workflow_run`` runs it): when a stochastic
     metric would be a regression beyond tolerance, the measurement is run once more and
     both attempts' samples are compared together. The re-run is the experiment's next
     comparison (``score`` passes it): disjoint runs of the same experiment, measured

@@ -12,7 +12,7 @@
     ├── DatabaseUnavailable (RuntimeError)    perfbot.store.postgres            retryable
     ├── SchemaTooNew (RuntimeError)           perfbot.store._migrations
     ├── Lost                                  perfbot.support.keepalive
-    ├── PullLocked                            perfbot.app.handlers.context      retryable
+    ├── PullLocked                            perfbot.app.context      retryable
     ├── BadPayload (ValueError)               perfbot.app.jobs
     │   ├── UnknownJob                        perfbot.app.jobs
     │   └── JobTooNew                         perfbot.app.jobs

@@ -90,7 +90,7 @@ MUTANTS = (
     Mutant(
         "unescaped",
         "report text reaches the comment unescaped",
-        "perfbot/engine/escape.py",
+        "perfbot/engine/show/escape.py",
         "text",
         "return value",
     ),
@@ -159,7 +159,7 @@ MUTANTS = (
     Mutant(
         "robust-test",
         "the robust test on the medians never moves a metric (one outlier hides a drop)",
-        "perfbot/engine/compare.py",
+        "perfbot/engine/judge/compare.py",
         "_robustly_moved",
         "return False",
         ("tests/test_compare.py", "tests/test_noise.py", "tests/test_noise_app.py"),
@@ -167,7 +167,7 @@ MUTANTS = (
     Mutant(
         "ranks",
         "the rank test always agrees (one outlier run makes a move alone)",
-        "perfbot/engine/noise.py",
+        "perfbot/engine/judge/noise.py",
         "ranks_agree",
         "return True",
         ("tests/test_compare.py", "tests/test_noise.py", "tests/test_noise_app.py"),
@@ -175,7 +175,7 @@ MUTANTS = (
     Mutant(
         "settings",
         "runs with different settings are compared as alike",
-        "perfbot/engine/compare.py",
+        "perfbot/engine/judge/compare.py",
         "_settings_difference",
         'return ""',
         ("tests/test_compare.py", "tests/test_noise.py", "tests/test_cli_baseline.py"),
@@ -183,7 +183,7 @@ MUTANTS = (
     Mutant(
         "single-run",
         "a single stochastic run with no noise knowledge is judged by the floor alone",
-        "perfbot/engine/compare.py",
+        "perfbot/engine/judge/compare.py",
         "_noise_of",
         "return noise_model.DETERMINISTIC",
         ("tests/test_compare.py", "tests/test_noise.py"),
@@ -191,7 +191,7 @@ MUTANTS = (
     Mutant(
         "tailed-single-run",
         "one run against one is called on learned noise with outlier runs, or on a counter",
-        "perfbot/engine/compare.py",
+        "perfbot/engine/judge/compare.py",
         "_tailed",
         "return False",
         ("tests/test_noise.py",),
@@ -207,7 +207,7 @@ MUTANTS = (
     Mutant(
         "sidecar-exit",
         "a non-zero .exit sidecar does not fail its run",
-        "perfbot/engine/sidecars.py",
+        "perfbot/engine/read/sidecars.py",
         "_failure",
         "return None",
         ("tests/test_report.py",),

@@ -1,11 +1,11 @@
-"""Generate perfbot/engine/_robust_table.py: critical values of the robust move statistic.
+"""Generate perfbot/engine/judge/_robust_table.py: critical values of the robust move statistic.
 
-The statistic (``perfbot.engine.noise.robust_statistic``) is the difference of the two
+The statistic (``perfbot.engine.judge.noise.robust_statistic``) is the difference of the two
 sides' medians over the median absolute deviation of the off-centre runs of both sides.
 Its distribution for normal noise has no closed form at these sizes, so its upper
 quantile is found by simulation, once, with a fixed seed:
 
-    .venv/bin/python scripts/robust_table.py > perfbot/engine/_robust_table.py
+    .venv/bin/python scripts/robust_table.py > perfbot/engine/judge/_robust_table.py
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import sys
 
-from perfbot.engine.noise import ROBUST_ALPHA, ROBUST_MAX_RUNS, robust_statistic
+from perfbot.engine.judge.noise import ROBUST_ALPHA, ROBUST_MAX_RUNS, robust_statistic
 
 SIMULATIONS = 200_000
 

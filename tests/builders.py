@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from perfbot.engine.sides import SideReport
+from perfbot.engine.read.sides import SideReport
 from perfbot.model import Better, FailedCase, Measurement, Scale
 
 Values = float | list[float]

@@ -20,8 +20,8 @@ import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
 
-from perfbot.engine.escape import ZWSP
-from perfbot.engine.render import MARKER
+from perfbot.engine.show.escape import ZWSP
+from perfbot.engine.show.render import MARKER
 from tests.fakegithub import FakeGitHub
 from tests.harness import ZPERF_BASE, zip_of, zperf_log
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perfbot.app.actions import CommentJob, comment_for_run
-from perfbot.engine.render import MARKER
+from perfbot.engine.show.render import MARKER
 from perfbot.github.errors import GitHubError
 from tests.fakegithub import ACTIONS_APP_ID, ACTIONS_BOT_LOGIN, serve
 from tests.harness import World, report_zip

@@ -24,8 +24,8 @@ from perfbot.app.artifacts import (
     read_report_zip,
     zip_sha256,
 )
-from perfbot.engine.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
-from perfbot.engine.sides import ReportFile
+from perfbot.engine.read.sides import ReportFile
+from perfbot.engine.show.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
 from perfbot.errors import PerfbotError
 
 KiB = 1024

@@ -154,7 +154,7 @@ def test_chaos_and_a_kill_lose_nothing_and_duplicate_nothing(  # noqa: PLR0915 o
             bot.process.wait(timeout=10)
         held = claims(database)
         killed_mid_job = len(held)
-        # A PR lock the killed process held expires within handlers.context.LOCK_TTL_SECONDS.
+        # A PR lock the killed process held expires within app.context.LOCK_TTL_SECONDS.
         budget = 60
         restarted = time.monotonic()
         with perfbot_process(env, tmp_path / "second.log") as bot:

@@ -15,7 +15,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from perfbot.cli import main
-from perfbot.engine.sides import ReportFile, read_side
+from perfbot.engine.read.sides import ReportFile, read_side
 from tests.paths import REPO, shared
 
 RUN = REPO / "tests" / "data" / "cli"

@@ -17,7 +17,7 @@ import pytest
 from perfbot.cli import EXIT_OK, EXIT_USAGE, main
 from perfbot.cli import history as history_cli
 from perfbot.store import SQLiteStore
-from perfbot.store.history import MAX_EXPORT_ROWS
+from perfbot.store.export import MAX_EXPORT_ROWS
 from tests.store.test_measurements import record
 
 DAY = 86_400.0

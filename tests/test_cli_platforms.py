@@ -14,7 +14,7 @@ import pytest
 
 from perfbot.app.actions import CommentJob, comment_for_run
 from perfbot.cli import main
-from perfbot.engine import platforms
+from perfbot.engine.read import platforms
 from tests.harness import ZPERF_BASE as ZPERF_BASE_VALUES
 from tests.harness import World, regressed, zip_of, zperf_log
 from tests.paths import shared

@@ -13,10 +13,10 @@ from typing import cast
 import pytest
 
 from perfbot.cli import _parser
-from perfbot.cli.terminal import change_text, comparison_table, wants_colour
-from perfbot.engine.compare import Comparison, MetricResult, compare
-from perfbot.engine.noise import Noise, Source
-from perfbot.engine.sides import SideReport
+from perfbot.engine.judge.compare import Comparison, MetricResult, compare
+from perfbot.engine.judge.noise import Noise, Source
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.terminal import change_text, comparison_table, wants_colour
 from perfbot.model import Better, Measurement, Scale
 from tests.paths import shared
 from tests.test_cli_platforms import twister_json

@@ -11,8 +11,8 @@ import pytest
 
 from perfbot.cli import main
 from perfbot.cli.workflow import annotation_lines, escape_data, escape_property
-from perfbot.engine.compare import compare
-from perfbot.engine.formats._common import guess_better
+from perfbot.engine.judge.compare import compare
+from perfbot.engine.read.formats._common import guess_better
 from perfbot.model import Better, Scale
 from tests.builders import side as side_of
 from tests.fakegithub import serve

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from perfbot.app.comment import body, is_own, live, upsert_comment
-from perfbot.engine.compare import compare
-from perfbot.engine.render import (
+from perfbot.engine.judge.compare import compare
+from perfbot.engine.show.render import (
     MARKER,
     Footer,
     Live,

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from perfbot.engine.compare import MetricResult, MetricRule, Policy, Verdict, compare
-from perfbot.engine.sides import SideReport
+from perfbot.engine.judge.compare import MetricResult, MetricRule, Policy, Verdict, compare
+from perfbot.engine.read.sides import SideReport
 from perfbot.model import Better, FailedCase
 from tests.builders import side
 

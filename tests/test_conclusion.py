@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfbot.engine.compare import Policy, compare
-from perfbot.engine.conclusion import UNREADABLE_TITLE, for_comparison, for_unreadable
+from perfbot.engine.judge.compare import Policy, compare
+from perfbot.engine.show.checkrun import UNREADABLE_TITLE, for_comparison, for_unreadable
 from tests.builders import side
 
 BASE = {"tcp4_mbps": 100.0}

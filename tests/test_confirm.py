@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from perfbot.engine.confirm import CONFIRMED, CONFIRMING, NOT_REPRODUCED
+from perfbot.engine.judge.confirm import CONFIRMED, CONFIRMING, NOT_REPRODUCED
 from tests.fakegithub import Run
 from tests.harness import (
     World,

@@ -17,7 +17,7 @@ from typing import cast
 import pytest
 
 from perfbot.app import confirm
-from perfbot.app.handlers.context import JobContext
+from perfbot.app.context import JobContext
 from perfbot.app.jobs import Run
 from perfbot.github.errors import GitHubError, GitHubUnavailable
 from perfbot.github.types import PullInfo

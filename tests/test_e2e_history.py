@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from perfbot.engine.mermaid import label
+from perfbot.engine.show.mermaid import label
 from tests.fakegithub import serve
 from tests.harness import (
     ZPERF_BASE,

@@ -1,10 +1,10 @@
-"""perfbot.engine.confirm: what is held while confirming, and how two attempts settle it."""
+"""perfbot.engine.judge.confirm: what is held while confirming, and how two attempts settle it."""
 
 from __future__ import annotations
 
-from perfbot.engine import confirm
-from perfbot.engine.compare import Verdict, compare
-from perfbot.engine.sides import SideReport
+from perfbot.engine.judge import confirm
+from perfbot.engine.judge.compare import Verdict, compare
+from perfbot.engine.read.sides import SideReport
 from tests.builders import side
 
 PLATFORM = "qemu_x86/atom"

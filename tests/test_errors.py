@@ -22,7 +22,7 @@ import perfbot.errors
 from perfbot.app import jobs
 from perfbot.app import worker as worker_module
 from perfbot.app.artifacts import ArtifactError
-from perfbot.app.handlers.context import JobContext, PullLocked
+from perfbot.app.context import JobContext, PullLocked
 from perfbot.app.jobs import BadPayload, JobTooNew
 from perfbot.app.worker import Worker
 from perfbot.errors import ParseError, PerfbotError

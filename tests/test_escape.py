@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.engine.escape import (
+from perfbot.engine.show.escape import (
     DEFAULT_IGNORABLE,
     MAX_COMBINING_MARKS,
     ZWSP,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from perfbot.engine import formats
-from perfbot.engine.sides import ReportFile, read_side
+from perfbot.engine.read import formats
+from perfbot.engine.read.sides import ReportFile, read_side
 from tests.paths import REPO, SHARED_FIXTURES
 
 REPORT_DIRS = {

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from perfbot.engine.compare import Comparison, compare
-from perfbot.engine.noise import Noise, Source
-from perfbot.engine.render import Footer, RenderContext, render
-from perfbot.engine.sides import ReportFile, SideReport, read_side
+from perfbot.engine.judge.compare import Comparison, compare
+from perfbot.engine.judge.noise import Noise, Source
+from perfbot.engine.read.sides import ReportFile, SideReport, read_side
+from perfbot.engine.show.render import Footer, RenderContext, render
 from perfbot.model import Better, Measurement, Scale, settings_of
 from tests.paths import REPO
 

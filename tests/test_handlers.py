@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from perfbot.app.configcache import ConfigCache
+from perfbot.app.context import JobContext
 from perfbot.app.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
-from perfbot.app.handlers.context import JobContext
 from perfbot.app.handlers.workflow_run import on_workflow_run
 from perfbot.app.jobs import decode, encode
 from perfbot.github.app import GitHubApp

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from perfbot.engine.compare import Comparison, MetricResult, Stats, compare
-from perfbot.engine.history import (
+from perfbot.engine.judge.compare import Comparison, MetricResult, Stats, compare
+from perfbot.engine.show.history import (
     History,
     Push,
     Trend,
@@ -19,7 +19,7 @@ from perfbot.engine.history import (
     standing,
     trend_section,
 )
-from perfbot.engine.render import Footer, RenderContext, render
+from perfbot.engine.show.render import Footer, RenderContext, render
 from perfbot.model import FailedCase
 from tests.builders import side
 from tests.test_markdown_render import assert_structure

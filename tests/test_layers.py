@@ -79,6 +79,17 @@ NOT_IN_THE_ENGINE = IO_LIBRARIES | {
     "perfbot.support",
 }
 MAX_TOP_LEVEL_ENTRIES = 12
+# Inside the engine, the three stages in order: a stage imports its own and the ones
+# before it. Judging never words a sentence (show), reading never judges.
+ENGINE_STAGES = ("read", "judge", "show")
+
+
+def stage_of(module: str) -> str | None:
+    """The engine stage of a module (``perfbot.engine.judge.noise`` → ``judge``), else None."""
+    parts = module.split(".")
+    if parts[:2] != ["perfbot", "engine"] or len(parts) < 3:
+        return None
+    return parts[2] if parts[2] in ENGINE_STAGES else "unknown"
 
 
 def module_name(path: Path) -> str:
@@ -136,6 +147,14 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
             found.append(
                 f"{module}:{line} imports {target} ({layer} may not import {target_layer})"
             )
+        stage, target_stage = stage_of(module), stage_of(target)
+        if stage is not None and target_stage is not None:
+            if "unknown" in (stage, target_stage):
+                found.append(f"{module}:{line}: every engine module belongs to {ENGINE_STAGES}")
+            elif ENGINE_STAGES.index(target_stage) > ENGINE_STAGES.index(stage):
+                found.append(
+                    f"{module}:{line} imports {target} ({stage} comes before {target_stage})"
+                )
         top = target.split(".")[0]
         if top in HTTP_LIBRARIES and layer != "github":
             found.append(f"{module}:{line} imports {target} (only perfbot.github talks HTTP)")
@@ -171,10 +190,10 @@ def test_the_top_level_stays_small() -> None:
 @pytest.mark.parametrize(
     ("module", "source"),
     [
-        ("perfbot.engine.render", "from perfbot.store.base import Job\n"),
-        ("perfbot.engine.render", "def f() -> None:\n    import perfbot.github.types\n"),
-        ("perfbot.engine.formats.zperf", "from ...app import settings\n"),
-        ("perfbot.engine.compare", "from perfbot import app\n"),
+        ("perfbot.engine.show.render", "from perfbot.store.base import Job\n"),
+        ("perfbot.engine.show.render", "def f() -> None:\n    import perfbot.github.types\n"),
+        ("perfbot.engine.read.formats.zperf", "from ....app import settings\n"),
+        ("perfbot.engine.judge.compare", "from perfbot import app\n"),
         ("perfbot.store.base", "from perfbot.github.types import PullInfo\n"),
         ("perfbot.store.sqlite", "from perfbot.app.settings import Settings\n"),
         ("perfbot.github.app", "from perfbot.app.worker import Worker\n"),
@@ -182,7 +201,9 @@ def test_the_top_level_stays_small() -> None:
         ("perfbot.app.server", "import httpx\n"),
         ("perfbot.app.actions", "from aiohttp import ClientSession\n"),
         ("perfbot.cli", "def main() -> None:\n    import jwt\n"),
-        ("perfbot.model", "from perfbot.engine.compare import Verdict\n"),
+        ("perfbot.model", "from perfbot.engine.judge.compare import Verdict\n"),
+        ("perfbot.engine.judge.compare", "from perfbot.engine.show.escape import text\n"),
+        ("perfbot.engine.read.sides", "from perfbot.engine.judge import noise\n"),
     ],
 )
 def test_the_check_sees_an_import_against_the_direction(module: str, source: str) -> None:
@@ -192,7 +213,7 @@ def test_the_check_sees_an_import_against_the_direction(module: str, source: str
 @pytest.mark.parametrize(
     ("module", "source"),
     [
-        ("perfbot.engine.formats.zperf", "from ._common import x\nfrom ..sides import y\n"),
+        ("perfbot.engine.read.formats.zperf", "from ._common import x\nfrom ..sides import y\n"),
         ("perfbot.app.worker", "from perfbot.github.errors import GitHubError\n"),
         ("perfbot.github.transport", "import httpx\nfrom perfbot.support.metrics import M\n"),
         ("perfbot.cli", "from perfbot.app.server import create_app\n"),
@@ -232,7 +253,7 @@ def banned_among(loaded: set[str], banned: frozenset[str]) -> set[str]:
 
 def test_importing_the_engine_loads_no_network_database_or_server_library() -> None:
     engine = sorted(m for m in perfbot_modules() if layer_of(m) == "engine")
-    assert "perfbot.engine.render" in engine  # the listing sees the engine
+    assert "perfbot.engine.show.render" in engine  # the listing sees the engine
     assert banned_among(loaded_after_importing(engine), NOT_IN_THE_ENGINE) == set()
 
 

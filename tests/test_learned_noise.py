@@ -16,10 +16,10 @@ from typing import cast
 
 import pytest
 
-from perfbot.app.handlers.context import JobContext
+from perfbot.app.context import JobContext
 from perfbot.app.jobs import Run
 from perfbot.app.measurements import learned_noise, report_records
-from perfbot.engine.sides import Series, SideReport
+from perfbot.engine.read.sides import Series, SideReport
 from perfbot.github.types import PullInfo
 from perfbot.model import Better
 from perfbot.store import open_store

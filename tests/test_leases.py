@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 
-from perfbot.app import jobs
+from perfbot.app import context, jobs
 from perfbot.app import worker as worker_module
 from perfbot.app.configcache import ConfigCache
-from perfbot.app.handlers import context
-from perfbot.app.handlers.context import JobContext, PullLocked
+from perfbot.app.context import JobContext, PullLocked
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
 from perfbot.store.base import JobStatus, NewJob

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from perfbot.engine.compare import compare
-from perfbot.engine.render import render
-from perfbot.engine.sides import ReportFile, read_side
+from perfbot.engine.judge.compare import compare
+from perfbot.engine.read.sides import ReportFile, read_side
+from perfbot.engine.show.render import render
 from tests.paths import shared
 
 LOSSY = shared("generated/iperf3/udp_2G_loss.json").read_bytes()

@@ -21,10 +21,10 @@ import cmarkgfm  # type: ignore[import-untyped]  # no stubs, no py.typed
 import pytest
 from cmarkgfm.cmark import Options  # type: ignore[import-untyped]
 
-from perfbot.engine.compare import Comparison, Stats, compare
-from perfbot.engine.mermaid import MetricSeries, block, charts_section
-from perfbot.engine.plot import HistoryPoint
-from perfbot.engine.render import RenderContext, render
+from perfbot.engine.judge.compare import Comparison, Stats, compare
+from perfbot.engine.show.mermaid import MetricSeries, block, charts_section
+from perfbot.engine.show.plot import HistoryPoint
+from perfbot.engine.show.render import RenderContext, render
 from perfbot.model import FailedCase
 from tests.builders import side
 from tests.paths import REPO

@@ -11,9 +11,9 @@ from functools import cache
 
 import pytest
 
-from perfbot.engine.compare import Stats
-from perfbot.engine.escape import clean
-from perfbot.engine.mermaid import (
+from perfbot.engine.judge.compare import Stats
+from perfbot.engine.show.escape import clean
+from perfbot.engine.show.mermaid import (
     FRONTMATTER,
     MAX_BRANCH_POINTS,
     MAX_CATEGORY,
@@ -25,7 +25,7 @@ from perfbot.engine.mermaid import (
     charts_section,
     label,
 )
-from perfbot.engine.plot import HistoryPoint
+from perfbot.engine.show.plot import HistoryPoint
 
 # mermaid's number token (xychart.jison): no exponent, no NaN, no infinity.
 NUMBER = r"[+-]?(?:\d+(?:\.\d+)?|\.\d+)"

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from perfbot.engine import noise
-from perfbot.engine.compare import MOVED, MetricResult, Policy, Verdict, compare
-from perfbot.engine.noise import Noise, Source
-from perfbot.engine.sides import SideReport
+from perfbot.engine.judge import noise
+from perfbot.engine.judge.compare import MOVED, MetricResult, Policy, Verdict, compare
+from perfbot.engine.judge.noise import Noise, Source
+from perfbot.engine.read.sides import SideReport
 from perfbot.model import Better, Measurement, Scale, settings_of
 from tests.builders import side
 

@@ -14,9 +14,9 @@ from typing import cast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.engine import noise
-from perfbot.engine.compare import Verdict, compare
-from perfbot.engine.sides import Series, SideReport
+from perfbot.engine.judge import noise
+from perfbot.engine.judge.compare import Verdict, compare
+from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better, Scale
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False)

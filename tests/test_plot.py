@@ -17,10 +17,11 @@ import pytest
 
 from perfbot.cli import main
 from perfbot.cli.compare import _local_side
-from perfbot.engine.barchart import MAX_LABEL, fit
-from perfbot.engine.compare import Comparison, Stats, Verdict, compare
-from perfbot.engine.escape import clean
-from perfbot.engine.plot import (
+from perfbot.engine.judge.compare import Comparison, Stats, Verdict, compare
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.barchart import MAX_LABEL, fit
+from perfbot.engine.show.escape import clean
+from perfbot.engine.show.plot import (
     BASE_COLOUR,
     HIGHLIGHT_COLOUR,
     HISTORY_COLOUR,
@@ -32,7 +33,6 @@ from perfbot.engine.plot import (
     plot_files,
     safe_name,
 )
-from perfbot.engine.sides import SideReport
 from perfbot.model import Better, FailedCase, Scale
 from tests.builders import side
 from tests.paths import REPO

@@ -22,11 +22,11 @@ from perfbot.app.measurements import learned_noise
 from perfbot.app.triage import job_for, parse_delivery
 from perfbot.app.worker import handle
 from perfbot.cli import main
-from perfbot.engine.sides import ReportFile, read_side
+from perfbot.engine.read.sides import ReportFile, read_side
 from perfbot.github.app import GitHubApp
 from perfbot.github.types import PullInfo
 from perfbot.store import open_store
-from perfbot.store.history import HistoryQuery
+from perfbot.store.export import HistoryQuery
 from tests import hostile
 from tests.fakegithub import Run as FakeRun
 from tests.fakegithub import rsa_keypair

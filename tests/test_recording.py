@@ -19,7 +19,7 @@ import pytest
 
 from perfbot.app import measurements
 from perfbot.app.configcache import ConfigCache
-from perfbot.app.handlers.context import JobContext
+from perfbot.app.context import JobContext
 from perfbot.app.measurements import (
     DAY_SECONDS,
     record_report_measurements,
@@ -27,7 +27,7 @@ from perfbot.app.measurements import (
     series_keys,
 )
 from perfbot.app.settings import Settings, SettingsError
-from perfbot.engine.sides import Series, SideReport
+from perfbot.engine.read.sides import Series, SideReport
 from perfbot.github.installation import Installation
 from perfbot.github.types import PullInfo
 from perfbot.model import Better, Scale

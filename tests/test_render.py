@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from perfbot.engine.compare import (
+from perfbot.engine.judge.compare import (
     Comparison,
     MetricResult,
     PlatformResult,
@@ -16,7 +16,8 @@ from perfbot.engine.compare import (
     Verdict,
     compare,
 )
-from perfbot.engine.render import (
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.render import (
     GITHUB_BODY_LIMIT,
     MARKER,
     Footer,
@@ -25,7 +26,6 @@ from perfbot.engine.render import (
     headline,
     render,
 )
-from perfbot.engine.sides import SideReport
 from perfbot.model import Better, FailedCase
 from tests.builders import side
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from perfbot.engine.mermaid import MetricSeries, block
+from perfbot.engine.show.mermaid import MetricSeries, block
 from tests.test_markdown_render import chart_series, demo, github_html, history, with_charts
 from tests.test_mermaid import hostile_strings, statements, strings_of
 from tests.test_plot import chromium, decode_png

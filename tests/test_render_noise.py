@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from perfbot.engine.compare import (
+from perfbot.engine.judge.compare import (
     Comparison,
     MetricResult,
     PlatformResult,
@@ -19,9 +19,9 @@ from perfbot.engine.compare import (
     Verdict,
     compare,
 )
-from perfbot.engine.noise import Noise, Source
-from perfbot.engine.render import GITHUB_BODY_LIMIT, Footer, RenderContext, headline, render
-from perfbot.engine.sides import SideReport
+from perfbot.engine.judge.noise import Noise, Source
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.render import GITHUB_BODY_LIMIT, Footer, RenderContext, headline, render
 from perfbot.model import Better, Measurement, Scale, settings_of
 from tests.builders import side
 from tests.hostile import assert_inert

@@ -8,10 +8,15 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfbot.engine.compare import compare
-from perfbot.engine.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, ZWSP, longest_mark_run
-from perfbot.engine.render import RenderContext, render
-from perfbot.engine.sides import SideReport
+from perfbot.engine.judge.compare import compare
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.escape import (
+    DEFAULT_IGNORABLE,
+    MAX_COMBINING_MARKS,
+    ZWSP,
+    longest_mark_run,
+)
+from perfbot.engine.show.render import RenderContext, render
 from perfbot.model import FailedCase
 from tests.builders import side
 

@@ -18,7 +18,7 @@ from perfbot.app.repoconfig import (
     RepoConfig,
     resolve_config,
 )
-from perfbot.engine.compare import MetricRule, Policy
+from perfbot.engine.judge.compare import MetricRule, Policy
 from perfbot.model import Better
 
 REPO = ".github/perfbot.yml"

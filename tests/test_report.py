@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from perfbot.engine.formats import Format
-from perfbot.engine.sides import ReportFile, case_of, platform_of, read_side, split_sides
+from perfbot.engine.read.formats import Format
+from perfbot.engine.read.sides import ReportFile, case_of, platform_of, read_side, split_sides
 from perfbot.model import Better, ParseContext, Parsed
 from tests.paths import REPO
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from perfbot.engine.render import MARKER
+from perfbot.engine.show.render import MARKER
 from tests.fakegithub import Run
 from tests.harness import (
     INSTALLATION,

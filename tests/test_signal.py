@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from perfbot.engine.compare import Comparison, Verdict
-from perfbot.engine.sides import Series, SideReport
+from perfbot.engine.judge.compare import Comparison, Verdict
+from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better
 
 # The harness lives in bench/ and imports its sibling modules by their own names, as every

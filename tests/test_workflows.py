@@ -21,7 +21,7 @@ import yaml
 from perfbot.app.handlers.push import single_side
 from perfbot.app.repoconfig import RepoConfig
 from perfbot.cli import _parser
-from perfbot.engine.sides import ReportFile, SideReport, read_side
+from perfbot.engine.read.sides import ReportFile, SideReport, read_side
 from tests.iperf3 import HOST
 from tests.paths import REPO, shared
 

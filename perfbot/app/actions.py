@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perfbot.app.configcache import ConfigCache, FileSource
-from perfbot.app.handlers.context import JobContext
+from perfbot.app.context import JobContext
 from perfbot.app.handlers.workflow_run import on_workflow_run
 from perfbot.app.jobs import read_workflow_run
 from perfbot.app.repoconfig import ConfigResult

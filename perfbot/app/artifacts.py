@@ -12,8 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from perfbot.engine.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
-from perfbot.engine.sides import ReportFile
+from perfbot.engine.read.sides import ReportFile
+from perfbot.engine.show.escape import DEFAULT_IGNORABLE, MAX_COMBINING_MARKS, longest_mark_run
 from perfbot.errors import PerfbotError
 
 KiB = 1024

@@ -1,7 +1,7 @@
 """perfbot's single comment on a pull request: the PR's state as the body's parts, and
 the comment created or edited in place.
 
-The body itself is composed in ``perfbot/engine/render.py`` (the only place that writes
+The body itself is composed in ``perfbot/engine/show/render.py`` (the only place that writes
 comment markdown); this module says what a PR's state adds to it (``live``) and writes
 it (``publish``). Handlers update a PR's comment only through ``publish``.
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from perfbot.engine.render import MARKER, Live, Prepared, Stale, compose
+from perfbot.engine.show.render import MARKER, Live, Prepared, Stale, compose
 from perfbot.github.types import CommentInfo
 from perfbot.store.base import PullState
 
 if TYPE_CHECKING:  # the context loads the GitHub client; this module stays free of I/O
-    from perfbot.app.handlers.context import JobContext
+    from perfbot.app.context import JobContext
 
 
 class CommentApi(Protocol):

@@ -2,7 +2,7 @@
 stochastic metric would turn red, and find the earlier attempt when the re-run reports.
 
 What is decided, and how the two attempts are combined, is the engine's
-(``perfbot.engine.confirm``). Here: the re-run, requested the way ``/perfbot rerun``
+(``perfbot.engine.judge.confirm``). Here: the re-run, requested the way ``/perfbot rerun``
 requests one (after the same checks before every write), and the two locks that remember
 it in the store:
 
@@ -21,14 +21,14 @@ import json
 from typing import TYPE_CHECKING, Final
 
 from perfbot.app.artifacts import ArtifactContents
-from perfbot.engine.confirm import Key
-from perfbot.engine.export import baseline_document
-from perfbot.engine.sides import ReportFile, Series, SideReport
+from perfbot.engine.judge.confirm import Key
+from perfbot.engine.read.sides import ReportFile, Series, SideReport
+from perfbot.engine.show.export import baseline_document
 from perfbot.github.errors import GitHubError
 from perfbot.store.measurements import RunSeries
 
 if TYPE_CHECKING:
-    from perfbot.app.handlers.context import JobContext
+    from perfbot.app.context import JobContext
     from perfbot.app.jobs import Run
     from perfbot.github.types import PullInfo
 

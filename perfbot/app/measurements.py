@@ -13,15 +13,15 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final, Protocol
 
-from perfbot.engine import noise
-from perfbot.engine.compare import NoiseKnowledge
-from perfbot.engine.noise import Noise
-from perfbot.engine.sides import Series, SideReport
+from perfbot.engine.judge import noise
+from perfbot.engine.judge.compare import NoiseKnowledge
+from perfbot.engine.judge.noise import Noise
+from perfbot.engine.read.sides import Series, SideReport
 from perfbot.store.base import Store
 from perfbot.store.measurements import CommitSamples, MeasuredSide, MeasurementRecord, SeriesKey
 
 if TYPE_CHECKING:
-    from perfbot.app.handlers.context import JobContext
+    from perfbot.app.context import JobContext
     from perfbot.github.types import PullInfo
 
 log = logging.getLogger("perfbot.measurements")

@@ -13,8 +13,8 @@ from typing import Any, TypeGuard
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from perfbot.engine.compare import MetricRule, Policy
-from perfbot.engine.escape import clean
+from perfbot.engine.judge.compare import MetricRule, Policy
+from perfbot.engine.show.escape import clean
 from perfbot.model import Better
 
 MAX_FILE_BYTES = 64 * 1024
@@ -49,7 +49,7 @@ class RepoConfig:
     check_run: bool = True
     fail_on_regression: bool = False
     # A stochastic metric's regression beyond tolerance is measured once more (perfbot
-    # re-runs the measurement) before the comment calls it: see perfbot.engine.confirm.
+    # re-runs the measurement) before the comment calls it: see perfbot.engine.judge.confirm.
     confirm: bool = True
     # Platforms to report, by full name (qemu_x86/atom) or board (qemu_x86); () = all.
     platforms: tuple[str, ...] = ()

@@ -1,6 +1,6 @@
 """The history around a PR's report, read from the measurement store for the comment:
 the PR's earlier measured pushes, the target branch's recent values of each metric that
-moved, and the series of their charts (``perfbot.engine.history`` lays them out).
+moved, and the series of their charts (``perfbot.engine.show.history`` lays them out).
 
 Every query is of this repository (the store is keyed by its id), so nothing of another
 repository, private or not, can appear; the branch's trend never holds a fork PR's rows.
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
-from perfbot.engine import confirm as engine_confirm
-from perfbot.engine.compare import (
+from perfbot.engine.judge import confirm as engine_confirm
+from perfbot.engine.judge.compare import (
     MOVED,
     Comparison,
     MetricResult,
@@ -25,7 +25,8 @@ from perfbot.engine.compare import (
     Stats,
     compare,
 )
-from perfbot.engine.history import (
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.history import (
     MAX_METRICS,
     MAX_PUSHES,
     MAX_TREND,
@@ -35,12 +36,11 @@ from perfbot.engine.history import (
     Trend,
     chart_series,
 )
-from perfbot.engine.sections import headline
-from perfbot.engine.sides import SideReport
+from perfbot.engine.show.sections import headline
 from perfbot.store.measurements import MAX_PULL_RUNS, CommitSamples, PullRun, RunSeries, SeriesKey
 
 if TYPE_CHECKING:
-    from perfbot.app.handlers.context import JobContext
+    from perfbot.app.context import JobContext
     from perfbot.app.measurements import MeasuredRun
     from perfbot.github.types import PullInfo
 

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 
 from perfbot.app.configcache import ConfigCache
+from perfbot.app.context import JobContext
 from perfbot.app.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
-from perfbot.app.handlers.context import JobContext
 from perfbot.app.handlers.push import on_push_run
 from perfbot.app.handlers.workflow_run import on_workflow_run
 from perfbot.app.jobs import (

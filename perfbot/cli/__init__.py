@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from perfbot.cli.usage import EXIT_FAILED, EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, UsageError
-from perfbot.engine import formats
+from perfbot.engine.read import formats
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_REGRESSED", "EXIT_USAGE", "UsageError", "main"]
 

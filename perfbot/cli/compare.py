@@ -18,18 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from perfbot.cli import terminal, workflow
+from perfbot.cli import workflow
 from perfbot.cli.localfiles import is_within, read_tree
-from perfbot.cli.singlerun import run_markdown
 from perfbot.cli.usage import EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, UsageError
-from perfbot.engine import platforms
-from perfbot.engine.compare import Comparison, Policy, compare
-from perfbot.engine.escape import clean, text
-from perfbot.engine.export import baseline_document, comparison_document
-from perfbot.engine.formats.perfbot_json import deterministic_series
-from perfbot.engine.plot import plot_files
-from perfbot.engine.render import RenderContext, render
-from perfbot.engine.sides import ReportFile, SideReport, decode, read_side
+from perfbot.engine.judge.compare import Comparison, Policy, compare
+from perfbot.engine.read import platforms
+from perfbot.engine.read.formats.perfbot_json import deterministic_series
+from perfbot.engine.read.sides import ReportFile, SideReport, decode, read_side
+from perfbot.engine.show import terminal
+from perfbot.engine.show.escape import clean, text
+from perfbot.engine.show.export import baseline_document, comparison_document
+from perfbot.engine.show.plot import plot_files
+from perfbot.engine.show.render import RenderContext, render
+from perfbot.engine.show.singlerun import run_markdown
 
 TEXT, MARKDOWN, AUTO = "text", "markdown", "auto"
 FORMATS = (AUTO, TEXT, MARKDOWN)

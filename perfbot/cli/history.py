@@ -8,7 +8,7 @@ an error, never created.
 
 Every cell of a row can come from an artifact (a metric's name, a unit, a branch), so
 the CSV neutralises spreadsheet formulas, the JSON is json's and the SVG is
-``perfbot.engine.plot``'s, which escapes every piece of text.
+``perfbot.engine.show.plot``'s, which escapes every piece of text.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 from perfbot.cli.usage import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
-    from perfbot.store.history import HistoryQuery, HistoryRow
+    from perfbot.store.export import HistoryQuery, HistoryRow
 
 # The parser is built for every command: the store, the engine and the plot are imported
 # only when `perfbot history` runs. The store's own bound (tests check they agree).
@@ -110,7 +110,7 @@ def add_arguments(history: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import asyncio  # noqa: PLC0415
 
-    from perfbot.store.history import HistoryQuery  # noqa: PLC0415
+    from perfbot.store.export import HistoryQuery  # noqa: PLC0415
 
     repo = str(args.repo)
     if not _REPO_SHAPE.fullmatch(repo):
@@ -200,7 +200,7 @@ def _missing_sqlite_file(url: str) -> str | None:
 
 def cells(row: HistoryRow) -> dict[str, Any]:
     """A row's values by column, numbers as numbers (the JSON's and the CSV's)."""
-    from perfbot.engine.compare import Stats  # noqa: PLC0415
+    from perfbot.engine.judge.compare import Stats  # noqa: PLC0415
 
     stats = Stats.of(row.samples) if row.samples else None
     return {
@@ -275,8 +275,8 @@ class _Series:
 
 def svg_text(repo: str, rows: Sequence[HistoryRow]) -> str:
     """One series' values per commit, oldest first (plot.history_svg draws one metric)."""
-    from perfbot.engine.compare import Stats  # noqa: PLC0415
-    from perfbot.engine.plot import HistoryPoint, history_svg  # noqa: PLC0415
+    from perfbot.engine.judge.compare import Stats  # noqa: PLC0415
+    from perfbot.engine.show.plot import HistoryPoint, history_svg  # noqa: PLC0415
 
     series = sorted({_Series(r.platform, r.metric, r.unit) for r in rows}, key=repr)
     if len(series) > 1:

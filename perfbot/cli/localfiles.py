@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfbot.engine.sides import MAX_FILE_BYTES, ReportFile
+from perfbot.engine.read.sides import MAX_FILE_BYTES, ReportFile
 
 # O_NOFOLLOW: the last component must not have become a link since it was checked.
 # O_NONBLOCK: a FIFO put in a file's place must not hang the command (it changes nothing

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from perfbot.cli.terminal import change_text
-from perfbot.engine.compare import MOVED, Comparison, MetricResult, Verdict
-from perfbot.engine.escape import clean
-from perfbot.engine.explain import beyond_tolerance
+from perfbot.engine.judge.compare import MOVED, Comparison, MetricResult, Verdict
+from perfbot.engine.show.escape import clean
+from perfbot.engine.show.explain import beyond_tolerance
+from perfbot.engine.show.terminal import change_text
 
 TITLE = "perfbot"
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from perfbot.model import Settings
-from perfbot.store.history import HistoryQuery, HistoryRow
+from perfbot.store.export import HistoryQuery, HistoryRow
 from perfbot.store.measurements import (
     CommitSamples,
     MeasurementRecord,

@@ -30,7 +30,7 @@ from perfbot.store._rows import (
     upsert_pull,
 )
 from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
-from perfbot.store.history import (
+from perfbot.store.export import (
     HistoryQuery,
     HistoryRow,
     history_rows,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from perfbot.engine.formats.action_benchmark import FORMAT, direction_from_path
-from perfbot.engine.formats.perfbot_json import FORMAT as PERFBOT_JSON
+from perfbot.engine.read.formats.action_benchmark import FORMAT, direction_from_path
+from perfbot.engine.read.formats.perfbot_json import FORMAT as PERFBOT_JSON
 from perfbot.errors import ParseError
 from perfbot.model import Better, Measurement, ParseContext, Parsed
 from tests.paths import shared

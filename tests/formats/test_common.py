@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfbot.engine.formats._common import (
+from perfbot.engine.read.formats._common import (
     finite_number,
     guess_better,
     guess_unit,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.engine.formats.dperf import FORMAT
+from perfbot.engine.read.formats.dperf import FORMAT
 from perfbot.errors import ParseError
 from perfbot.model import Better, ParseContext, Parsed, Scale, settings_of
 from tests.paths import shared

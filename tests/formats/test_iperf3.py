@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from perfbot.engine.formats._base import SNIFF_BYTES
-from perfbot.engine.formats.iperf3 import FORMAT, MAX_REASON
+from perfbot.engine.read.formats._base import SNIFF_BYTES
+from perfbot.engine.read.formats.iperf3 import FORMAT, MAX_REASON
 from perfbot.errors import ParseError
 from perfbot.model import Better, Measurement, ParseContext, Parsed, Scale
 from tests.paths import REPO, shared

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.engine import formats
-from perfbot.engine.formats import iperf3, iperf3_text
-from perfbot.engine.formats.iperf3_text import FORMAT, MAX_REASON, NO_DATA, NO_SUMMARY
+from perfbot.engine.read import formats
+from perfbot.engine.read.formats import iperf3, iperf3_text
+from perfbot.engine.read.formats.iperf3_text import FORMAT, MAX_REASON, NO_DATA, NO_SUMMARY
 from perfbot.errors import ParseError
 from perfbot.model import Better, Measurement, ParseContext, Parsed, Scale
 from tests.iperf3 import HOST, IPERF3, free_port

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.engine.formats.netperf import FORMAT, MAX_REASON
+from perfbot.engine.read.formats.netperf import FORMAT, MAX_REASON
 from perfbot.errors import ParseError
 from perfbot.model import Better, ParseContext, Parsed, Scale
 from tests.paths import shared

@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from perfbot.engine.formats.perfbot_json import FORMAT, MAX_LABEL, MAX_SAMPLES, SCHEMA
+from perfbot.engine.read.formats.perfbot_json import FORMAT, MAX_LABEL, MAX_SAMPLES, SCHEMA
 from perfbot.errors import ParseError
 from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
 from tests.paths import REPO, shared

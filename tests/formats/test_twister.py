@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from perfbot.engine.formats.twister import FORMAT
+from perfbot.engine.read.formats.twister import FORMAT
 from perfbot.errors import ParseError
 from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
 from tests.paths import shared

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from perfbot.engine.formats.zperf import FORMAT, INCOMPLETE_REASON
+from perfbot.engine.read.formats.zperf import FORMAT, INCOMPLETE_REASON
 from perfbot.errors import ParseError
 from perfbot.model import Better, FailedCase, ParseContext, Parsed
 from tests.paths import shared

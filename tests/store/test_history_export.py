@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from perfbot.store import Store
-from perfbot.store.history import MAX_EXPORT_ROWS, HistoryQuery
+from perfbot.store.export import MAX_EXPORT_ROWS, HistoryQuery
 from tests.store.test_measurements import record
 
 REPO_NAME = "acme/r500"  # record()'s repository

@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 
 from perfbot.app.commands import HELP_TEXT
 from perfbot.app.comment import publish
-from perfbot.app.handlers.context import JobContext
+from perfbot.app.context import JobContext
 from perfbot.app.jobs import InstallationJob, IssueCommentJob, Repository, RerequestJob
 from perfbot.app.repoconfig import ConfigResult
-from perfbot.engine.escape import code
+from perfbot.engine.show.escape import code
 from perfbot.github.errors import GitHubError
 from perfbot.github.types import ROLES, PullInfo, Reaction, WorkflowRunInfo
 from perfbot.store.base import PullState

@@ -16,12 +16,12 @@ from perfbot.app.artifacts import (
     ArtifactError,
     ArtifactLimits,
 )
+from perfbot.app.context import JobContext
 from perfbot.app.download import download_report, newest_artifact
-from perfbot.app.handlers.context import JobContext
 from perfbot.app.jobs import Run, WorkflowRunJob
 from perfbot.app.measurements import INLINE_SERIES, MAX_RECORDED_ROWS, MAX_RECORDED_SAMPLES
-from perfbot.engine import platforms
-from perfbot.engine.sides import SIDES, ReportFile, SideReport, read_side, split_sides
+from perfbot.engine.read import platforms
+from perfbot.engine.read.sides import SIDES, ReportFile, SideReport, read_side, split_sides
 from perfbot.github.errors import ArtifactGone
 from perfbot.store.measurements import MeasurementRecord
 

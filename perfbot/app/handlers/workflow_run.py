@@ -15,19 +15,20 @@ from perfbot.app.artifacts import (
     read_pr_number_zip,
 )
 from perfbot.app.comment import live, publish
+from perfbot.app.context import JobContext
 from perfbot.app.download import download_report, newest_artifact
-from perfbot.app.handlers.context import JobContext
-from perfbot.app.history import report_history
 from perfbot.app.jobs import Run, WorkflowRunJob
 from perfbot.app.measurements import learned_noise, record_report_measurements
 from perfbot.app.pullproof import prove_pull
 from perfbot.app.repoconfig import ConfigResult
-from perfbot.engine import conclusion, platforms
-from perfbot.engine import confirm as engine_confirm
-from perfbot.engine.compare import Comparison, NoiseKnowledge, compare
-from perfbot.engine.escape import text
-from perfbot.engine.render import Footer, Prepared, RenderContext, Unreadable, compose, prepare
-from perfbot.engine.sides import SideReport, read_side, split_sides
+from perfbot.app.report_history import report_history
+from perfbot.engine.judge import confirm as engine_confirm
+from perfbot.engine.judge.compare import Comparison, NoiseKnowledge, compare
+from perfbot.engine.read import platforms
+from perfbot.engine.read.sides import SideReport, read_side, split_sides
+from perfbot.engine.show import checkrun
+from perfbot.engine.show.escape import text
+from perfbot.engine.show.render import Footer, Prepared, RenderContext, Unreadable, compose, prepare
 from perfbot.github.errors import ArtifactGone, GitHubError
 from perfbot.github.types import ArtifactInfo, PullInfo
 from perfbot.store.base import PullState
@@ -45,7 +46,7 @@ class Report:
     """A report laid out for the comment, and what perfbot's check run says about it."""
 
     prepared: Prepared
-    check: conclusion.CheckRun
+    check: checkrun.CheckRun
     # The base and head sides as read, for the measurement store (None: nothing was read).
     sides: tuple[SideReport, SideReport] | None = None
 
@@ -280,7 +281,7 @@ async def _report_body(
         ctx.log.info("report artifact unreadable: %s", contents)
         reason = f"The report artifact could not be read: {contents}"
         prepared = prepare(Unreadable(reason), context)
-        return Report(prepared, conclusion.for_unreadable(compose(prepared)))
+        return Report(prepared, checkrun.for_unreadable(compose(prepared)))
     # Parsing, comparing and rendering a big report takes seconds of CPU: off the event loop,
     # so that webhooks are still answered (within GitHub's 10 s) and other jobs still run.
     # A small one (the usual case) takes a millisecond: a thread would cost more than that.
@@ -434,7 +435,7 @@ def _render(
     sides: tuple[SideReport, SideReport] | None,
 ) -> Report:
     prepared = prepare(comparison, context)
-    check = conclusion.for_comparison(
+    check = checkrun.for_comparison(
         comparison, compose(prepared), fail_on_regression=config.config.fail_on_regression
     )
     return Report(prepared, check, sides)

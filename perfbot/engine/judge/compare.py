@@ -1,7 +1,7 @@
 """Base against head: statistics and a verdict per platform and metric, no formatting.
 
 A move counts only when it clears both the noise floor (``Policy.threshold``: a change
-too small to matter) and the metric's noise (``perfbot.engine.noise``: a change too
+too small to matter) and the metric's noise (``perfbot.engine.judge.noise``: a change too
 small to be told from chance). Ratio metrics are judged in percent, loss percentages in
 percentage points and counters in counts, each with its own floor and tolerance.
 """
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from perfbot.engine import noise as noise_model
-from perfbot.engine.noise import Noise
-from perfbot.engine.sides import Series, SideReport
+from perfbot.engine.judge import noise as noise_model
+from perfbot.engine.judge.noise import Noise
+from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better, FailedCase, Scale, Settings
 
 Side = Literal["base", "head"]
@@ -213,7 +213,7 @@ def compare(
     """Compare two sides platform by platform; see ``Verdict`` for the outcomes.
 
     ``noise`` holds what earlier measurements of the same commit taught about each
-    metric (``perfbot.engine.noise.learned``); without it, only the runs' own repeats
+    metric (``perfbot.engine.judge.noise.learned``); without it, only the runs' own repeats
     and the formats' priors are known.
     """
     policy = policy or Policy()

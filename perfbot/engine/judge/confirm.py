@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from perfbot.engine.compare import Comparison, MetricResult, Verdict
-from perfbot.engine.noise import Source
-from perfbot.engine.sides import Series, SideReport
+from perfbot.engine.judge.compare import Comparison, MetricResult, Verdict
+from perfbot.engine.judge.noise import Source
+from perfbot.engine.read.sides import Series, SideReport
 
 Key = tuple[str, str]  # (platform, metric)
 _Change = Callable[[MetricResult], MetricResult]

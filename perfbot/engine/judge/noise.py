@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from perfbot.engine._robust_table import CRITICAL
+from perfbot.engine.judge._robust_table import CRITICAL
 from perfbot.model import Scale
 
 # Two-sided false-alarm rate per metric. A report holds tens of metrics: at 1 % each,

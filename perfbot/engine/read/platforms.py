@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from perfbot.engine.sides import SideReport
+from perfbot.engine.read.sides import SideReport
 
 
 def board_of(platform: str) -> str:

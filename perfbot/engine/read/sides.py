@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from perfbot.engine import formats, sidecars
+from perfbot.engine.read import formats, sidecars
 from perfbot.errors import ReportError, UnknownFormat
 from perfbot.model import (
     DEFAULT_PLATFORM,

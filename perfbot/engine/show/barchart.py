@@ -14,7 +14,7 @@ import math
 import unicodedata
 from dataclasses import dataclass
 
-from perfbot.engine.escape import clean
+from perfbot.engine.show.escape import clean
 
 INK, MUTED, GRID, BAND = "#1f2328", "#59636e", "#d0d7de", "#f6f8fa"
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"  # generic local fonts, nothing fetched

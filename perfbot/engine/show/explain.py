@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from perfbot.engine.compare import MOVED, MetricResult
-from perfbot.engine.noise import Source
-from perfbot.engine.numbers import MINUS, PLAIN_MAGNITUDES, format_number, two_digits
+from perfbot.engine.judge.compare import MOVED, MetricResult
+from perfbot.engine.judge.noise import Source
+from perfbot.engine.show.numbers import MINUS, PLAIN_MAGNITUDES, format_number, two_digits
 from perfbot.model import Scale
 
 # A move at least this many times its band is "clear"; beyond the band but short of this

@@ -1,6 +1,6 @@
 """perfbot's own JSON documents: the comparison (``--json``) and a baseline (``--save``).
 
-Both are perfbot JSON version 2 (``perfbot.engine.formats.perfbot_json``), so either can
+Both are perfbot JSON version 2 (``perfbot.engine.read.formats.perfbot_json``), so either can
 be given back to ``perfbot compare`` as BASE or HEAD.
 """
 
@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfbot.engine.compare import Comparison, MetricResult, Stats
-from perfbot.engine.escape import clean
-from perfbot.engine.formats.perfbot_json import (
+from perfbot.engine.judge.compare import Comparison, MetricResult, Stats
+from perfbot.engine.read.formats.perfbot_json import (
     BASELINE,
     COMPARISON,
     MAX_LABEL,
     MAX_REASON,
     MAX_UNIT,
 )
-from perfbot.engine.sides import SideReport
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.escape import clean
 
 VERSION = 2
 

@@ -1,7 +1,7 @@
 """The comment's history sections: this PR's measured pushes, the target branch's recent
 values of each metric that moved, and the charts of them (``mermaid``).
 
-Pure: the App reads the measurement store (``perfbot.app.history``) and hands the result
+Pure: the App reads the measurement store (``perfbot.app.report_history``) and hands the result
 here as a ``History``; ``render.prepare`` places these sections after the comparison and
 drops them first when the body is too long (the charts before the tables of history).
 Every name in them comes from an artifact and is escaped here like the rest of the
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from perfbot.engine.compare import MetricResult, Stats, Verdict
-from perfbot.engine.escape import code, short_sha, text
-from perfbot.engine.explain import change_text
-from perfbot.engine.mermaid import MetricSeries
-from perfbot.engine.numbers import format_number
-from perfbot.engine.plot import HistoryPoint
+from perfbot.engine.judge.compare import MetricResult, Stats, Verdict
+from perfbot.engine.show.escape import code, short_sha, text
+from perfbot.engine.show.explain import change_text
+from perfbot.engine.show.mermaid import MetricSeries
+from perfbot.engine.show.numbers import format_number
+from perfbot.engine.show.plot import HistoryPoint
 
 __all__ = [
     "MAX_METRICS",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from perfbot.engine.compare import MetricResult, PlatformResult, Stats
-from perfbot.engine.escape import code
-from perfbot.engine.numbers import format_number
+from perfbot.engine.judge.compare import MetricResult, PlatformResult, Stats
+from perfbot.engine.show.escape import code
+from perfbot.engine.show.numbers import format_number
 
 LOSS_SUFFIX = "lost_percent"
 # A report with hundreds of UDP runs keeps the detail readable and the comment bounded.

@@ -39,9 +39,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perfbot.engine.compare import Stats
-from perfbot.engine.escape import clean
-from perfbot.engine.plot import HistoryPoint
+from perfbot.engine.judge.compare import Stats
+from perfbot.engine.show.escape import clean
+from perfbot.engine.show.plot import HistoryPoint
 
 __all__ = [
     "MAX_BRANCH_POINTS",

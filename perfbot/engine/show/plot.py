@@ -34,8 +34,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from perfbot.engine.barchart import Bar, Chart, Panel, Row, draw
-from perfbot.engine.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
+from perfbot.engine.judge.compare import Comparison, MetricResult, PlatformResult, Stats, Verdict
+from perfbot.engine.show.barchart import Bar, Chart, Panel, Row, draw
 from perfbot.model import Scale
 
 MINUS = "\u2212"

@@ -33,11 +33,11 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from perfbot.engine.compare import Comparison, Policy
-from perfbot.engine.escape import code, short_sha, text
-from perfbot.engine.history import History, pushes_section, trend_section
-from perfbot.engine.mermaid import block, charts_section
-from perfbot.engine.sections import (
+from perfbot.engine.judge.compare import Comparison, Policy
+from perfbot.engine.show.escape import code, short_sha, text
+from perfbot.engine.show.history import History, pushes_section, trend_section
+from perfbot.engine.show.mermaid import block, charts_section
+from perfbot.engine.show.sections import (
     DETAIL_LEVELS,
     FULL,
     LEFT_OUT,

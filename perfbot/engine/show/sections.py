@@ -1,6 +1,6 @@
 """A Comparison as markdown sections: the headline, the overview, a section per platform.
 
-Pure and without layout around it: ``perfbot/engine/render.py`` composes the whole comment
+Pure and without layout around it: ``perfbot/engine/show/render.py`` composes the whole comment
 body (marker, notices, provenance, these sections, footer) and picks the detail level that
 fits the size limit. One metric row is ``_row``, its change cell ``_change`` and its
 noise cell ``_noise``: a table has that last column only when one of its rows needs it (a
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from perfbot.engine.compare import (
+from perfbot.engine.judge.compare import (
     MOVED,
     Comparison,
     MetricResult,
@@ -20,10 +20,10 @@ from perfbot.engine.compare import (
     Stats,
     Verdict,
 )
-from perfbot.engine.escape import code, text
-from perfbot.engine.explain import band, beyond_tolerance, change_text, hint
-from perfbot.engine.lossdetail import loss_runs
-from perfbot.engine.numbers import MINUS, format_number
+from perfbot.engine.show.escape import code, text
+from perfbot.engine.show.explain import band, beyond_tolerance, change_text, hint
+from perfbot.engine.show.lossdetail import loss_runs
+from perfbot.engine.show.numbers import MINUS, format_number
 from perfbot.model import Scale
 
 __all__ = [

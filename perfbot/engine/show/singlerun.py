@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from perfbot.engine.compare import Stats
-from perfbot.engine.escape import code, text
-from perfbot.engine.render import format_number
-from perfbot.engine.sides import SideReport
+from perfbot.engine.judge.compare import Stats
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.escape import code, text
+from perfbot.engine.show.render import format_number
 
 
 def run_markdown(side: SideReport) -> str:

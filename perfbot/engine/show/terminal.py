@@ -9,7 +9,7 @@ set (https://no-color.org) or the terminal is ``dumb``.
 
 A stochastic metric judged against its noise gets a last column with the band, where it
 came from and how clearly the move left it, worded as in the PR comment
-(``perfbot.engine.explain``); the column is there only when a row of the platform has one.
+(``perfbot.engine.show.explain``); the column is there only when a row of the platform has one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TextIO
 
-from perfbot.engine.compare import (
+from perfbot.engine.judge.compare import (
     MOVED,
     Comparison,
     MetricResult,
@@ -26,10 +26,10 @@ from perfbot.engine.compare import (
     Stats,
     Verdict,
 )
-from perfbot.engine.escape import clean
-from perfbot.engine.explain import band, beyond_tolerance, change_text, hint
-from perfbot.engine.render import format_number, headline
-from perfbot.engine.sides import SideReport
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show.escape import clean
+from perfbot.engine.show.explain import band, beyond_tolerance, change_text, hint
+from perfbot.engine.show.render import format_number, headline
 
 __all__ = ["change_text", "comparison_table", "run_table", "safe", "wants_colour"]
 

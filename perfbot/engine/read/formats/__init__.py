@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from perfbot.engine.formats import (
+from perfbot.engine.read.formats import (
     action_benchmark,
     dperf,
     iperf3,
@@ -15,7 +15,7 @@ from perfbot.engine.formats import (
     twister,
     zperf,
 )
-from perfbot.engine.formats._base import SNIFF_BYTES, Format
+from perfbot.engine.read.formats._base import SNIFF_BYTES, Format
 
 # Explicit, one line per format; on equal confidence the earlier one wins.
 REGISTRY: tuple[Format, ...] = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from perfbot.engine.formats._base import Format
-from perfbot.engine.formats._common import (
+from perfbot.engine.read.formats._base import Format
+from perfbot.engine.read.formats._common import (
     finite_number,
     kind_of,
     load_json,

@@ -7,8 +7,8 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from perfbot.engine.formats._base import Format
-from perfbot.engine.formats._common import number_from_text
+from perfbot.engine.read.formats._base import Format
+from perfbot.engine.read.formats._common import number_from_text
 from perfbot.errors import ParseError
 from perfbot.model import Better, Measurement, ParseContext, Parsed, Scale, Settings, settings_of
 

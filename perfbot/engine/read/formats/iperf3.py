@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from perfbot.engine.formats import iperf3_text
-from perfbot.engine.formats._base import Format
-from perfbot.engine.formats._common import finite_number, load_json
+from perfbot.engine.read.formats import iperf3_text
+from perfbot.engine.read.formats._base import Format
+from perfbot.engine.read.formats._common import finite_number, load_json
 from perfbot.errors import ParseError
 from perfbot.model import (
     Better,

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from perfbot.engine.formats._base import Format
+from perfbot.engine.read.formats._base import Format
 from perfbot.errors import ParseError
 from perfbot.model import (
     Better,

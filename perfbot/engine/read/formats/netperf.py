@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from perfbot.engine.formats._base import SNIFF_BYTES, Format
-from perfbot.engine.formats._common import number_from_text
+from perfbot.engine.read.formats._base import SNIFF_BYTES, Format
+from perfbot.engine.read.formats._common import number_from_text
 from perfbot.errors import ParseError
 from perfbot.model import (
     Better,

@@ -6,8 +6,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from perfbot.engine.formats._base import Format
-from perfbot.engine.formats._common import number_from_text
+from perfbot.engine.read.formats._base import Format
+from perfbot.engine.read.formats._common import number_from_text
 from perfbot.errors import ParseError
 from perfbot.model import (
     Better,

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from perfbot.engine.formats._base import Format
-from perfbot.engine.formats._common import (
+from perfbot.engine.read.formats._base import Format
+from perfbot.engine.read.formats._common import (
     finite_number,
     guess_better,
     guess_unit,

@@ -6,8 +6,8 @@ import re
 import string
 from collections.abc import Iterator
 
-from perfbot.engine.formats._base import Format
-from perfbot.engine.formats._common import guess_better, guess_unit, number_from_text
+from perfbot.engine.read.formats._base import Format
+from perfbot.engine.read.formats._common import guess_better, guess_unit, number_from_text
 from perfbot.errors import ParseError
 from perfbot.model import (
     Better,
