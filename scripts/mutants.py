@@ -204,6 +204,27 @@ MUTANTS = (
         "return False",
         ("tests/test_confirm.py",),
     ),
+    # An older result never replaces a newer one on the PR: one mutant per order.
+    Mutant(
+        "superseded-attempt",
+        "an earlier attempt of the shown run replaces the later attempt's result",
+        "perfbot/app/handlers/workflow_run.py",
+        "_superseded",
+        "",
+        ("tests/test_superseded.py",),
+        old="(state.reported_run_attempt or 0) > run.attempt",
+        new="False",
+    ),
+    Mutant(
+        "superseded-head",
+        "a run of an earlier head replaces the later head's result proven after it",
+        "perfbot/app/handlers/workflow_run.py",
+        "_superseded",
+        "",
+        ("tests/test_superseded.py",),
+        old="return state.updated_at > proved_at",
+        new="return False",
+    ),
     Mutant(
         "sidecar-exit",
         "a non-zero .exit sidecar does not fail its run",
