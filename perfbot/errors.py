@@ -12,7 +12,7 @@
     ├── DatabaseUnavailable (RuntimeError)    perfbot.store.postgres            retryable
     ├── SchemaTooNew (RuntimeError)           perfbot.store._migrations
     ├── Lost                                  perfbot.support.keepalive
-    ├── PullLocked                            perfbot.app.context      retryable
+    ├── PullLocked                            perfbot.app.pulllock              retryable
     ├── BadPayload (ValueError)               perfbot.app.jobs
     │   ├── UnknownJob                        perfbot.app.jobs
     │   └── JobTooNew                         perfbot.app.jobs

@@ -199,7 +199,7 @@ MUTANTS = (
     Mutant(
         "confirm-itself",
         "a confirming attempt that reports the confirmed attempt's runs again confirms them",
-        "perfbot/app/handlers/workflow_run.py",
+        "perfbot/engine/judge/judgement.py",
         "_same_runs",
         "return False",
         ("tests/test_confirm.py",),
@@ -208,8 +208,8 @@ MUTANTS = (
     Mutant(
         "superseded-attempt",
         "an earlier attempt of the shown run replaces the later attempt's result",
-        "perfbot/app/handlers/workflow_run.py",
-        "_superseded",
+        "perfbot/app/publish.py",
+        "superseded",
         "",
         ("tests/test_superseded.py",),
         old="(state.reported_run_attempt or 0) > run.attempt",
@@ -218,8 +218,8 @@ MUTANTS = (
     Mutant(
         "superseded-head",
         "a run of an earlier head replaces the later head's result proven after it",
-        "perfbot/app/handlers/workflow_run.py",
-        "_superseded",
+        "perfbot/app/publish.py",
+        "superseded",
         "",
         ("tests/test_superseded.py",),
         old="return state.updated_at > proved_at",

@@ -37,7 +37,7 @@ async def test_repo_merged_over_org_and_cached() -> None:
     cache = ConfigCache(ttl=60, clock=clock)
     files = Files({("acme", ".github"): "threshold: 2\n", ("acme", "widget"): "tolerance: 9\n"})
     result = await cache.get(files, "acme", "widget")
-    assert (result.config.threshold, result.config.tolerance) == (2, 9)
+    assert (result.repo_config.threshold, result.repo_config.tolerance) == (2, 9)
     await cache.get(files, "acme", "widget")
     assert len(files.reads) == 2  # the second call was served from the cache
     clock.now = 61
@@ -48,14 +48,14 @@ async def test_repo_merged_over_org_and_cached() -> None:
 async def test_org_exclude_disables_the_repository() -> None:
     files = Files({("acme", ".github"): "exclude: [widget]\n"})
     result = await ConfigCache().get(files, "acme", "widget")
-    assert not result.config.enabled
+    assert not result.repo_config.enabled
     assert result.excluded_by_org
 
 
 async def test_no_access_to_the_org_repository_means_no_defaults() -> None:
     files = Files({}, error=GitHubError("forbidden", 403))
     result = await ConfigCache().get(files, "acme", "widget")
-    assert result.config.enabled
+    assert result.repo_config.enabled
     assert result.errors == ()
 
 
@@ -88,7 +88,7 @@ async def test_jobs_asking_together_share_one_read() -> None:
     asking[0].cancel()  # one job gives up: the others still get the file
     files.release.set()
     results = await asyncio.gather(*asking[1:])
-    assert {r.config.tolerance for r in results} == {9}
+    assert {r.repo_config.tolerance for r in results} == {9}
     assert sorted(files.reads) == [("acme", ".github"), ("acme", "widget")]
 
 

@@ -19,6 +19,8 @@ import pytest
 from perfbot.app import confirm
 from perfbot.app.context import JobContext
 from perfbot.app.jobs import Run
+from perfbot.engine.judge.judgement import EarlierAttempt
+from perfbot.engine.judge.notices import NoConfirmation, NotConfirmed
 from perfbot.github.errors import GitHubError, GitHubUnavailable
 from perfbot.github.types import PullInfo
 from perfbot.store import open_store
@@ -100,13 +102,14 @@ async def test_a_retried_job_asks_for_no_second_re_run(store: Store) -> None:
     assert await store.lock_holder(f"confirming:{RUN.repo_id}:{RUN.id}:2", ctx.now()) == (
         confirm.OWNER
     )
-    assert await confirm.earlier_attempt(ctx, second) == []
+    assert await confirm.earlier_attempt(ctx, second) == EarlierAttempt([], [])
 
 
 async def test_a_refused_re_run_can_be_asked_again_by_the_retried_job(store: Store) -> None:
     refusing = Installation(refuse=True)
     ctx = job_context(store, refusing)
-    assert await confirm.request(ctx, RUN, PULL, KEYS) == "GitHub refused the re-run"
+    refused = NotConfirmed(NoConfirmation.GITHUB_REFUSED)
+    assert await confirm.request(ctx, RUN, PULL, KEYS) == refused
     accepting = Installation()
     ctx = job_context(store, accepting)
     assert await confirm.request(ctx, RUN, PULL, KEYS) is None
@@ -118,8 +121,8 @@ async def test_another_run_of_the_commit_gets_no_re_run(store: Store) -> None:
     ctx = job_context(store, installation)
     assert await confirm.request(ctx, RUN, PULL, KEYS) is None
     other = Run(**{**{f: getattr(RUN, f) for f in RUN.__slots__}, "id": RUN.id + 1})
-    assert await confirm.request(ctx, other, PULL, KEYS) == (
-        "this commit was re-run to confirm once already"
+    assert await confirm.request(ctx, other, PULL, KEYS) == NotConfirmed(
+        NoConfirmation.ONCE_ALREADY
     )
     assert installation.reruns == [RUN.id]
 

@@ -19,11 +19,11 @@ import pytest
 
 import perfbot
 import perfbot.errors
-from perfbot.app import jobs
-from perfbot.app import worker as worker_module
+from perfbot.app import jobs, routes
 from perfbot.app.artifacts import ArtifactError
-from perfbot.app.context import JobContext, PullLocked
+from perfbot.app.context import JobContext
 from perfbot.app.jobs import BadPayload, JobTooNew
+from perfbot.app.pulllock import PullLocked
 from perfbot.app.worker import Worker
 from perfbot.errors import ParseError, PerfbotError
 from perfbot.github.app import GitHubApp
@@ -184,7 +184,7 @@ async def test_the_worker_retries_exactly_what_is_retryable(
     async def handle(ctx: JobContext, job: Any) -> str:
         raise failure
 
-    monkeypatch.setattr(worker_module, "handle", handle)
+    monkeypatch.setattr(routes, "handler_of", lambda _job: handle)
     world = World.create()
     github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
     worker = Worker(store, github, concurrency=1, repo_disabled=lambda _: False, metrics=Metrics())

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
-from perfbot.app.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
-from perfbot.app.handlers.workflow_run import on_workflow_run
-from perfbot.app.jobs import decode, encode
+from perfbot.app.jobs import encode
 from perfbot.github.app import GitHubApp
+from perfbot.github.calls import GitHubCalls
 from perfbot.store import open_store
 from perfbot.store.base import Store
 from tests.fakegithub import Hold, Pull, RecordedRequest, Run, rsa_keypair
@@ -28,14 +28,6 @@ from tests.harness import INSTALLATION, REPO_ID, World
 HEAD = "a" * 40
 NEXT_HEAD = "b" * 40
 CONFIG = ".github/perfbot.yml"
-Handler = Callable[[JobContext, Any], Awaitable[str | None]]
-# The event whose job each handler takes (the check button's: check_run unless told).
-EVENTS: dict[Handler, str] = {
-    on_workflow_run: "workflow_run",
-    on_issue_comment: "issue_comment",
-    on_check_rerequested: "check_run",
-    on_installation: "installation",
-}
 
 
 @dataclass
@@ -49,10 +41,10 @@ class Bench:
     disabled: set[str] = field(default_factory=set)
     clock: list[float] = field(default_factory=lambda: [1_000_000.0])
 
-    def context(self, delivery: str) -> JobContext:
+    def context(self, delivery: str, installation: GitHubCalls | None = None) -> JobContext:
         return JobContext(
             delivery_id=delivery,
-            installation=self.github.installation(INSTALLATION),
+            installation=installation or self.github.installation(INSTALLATION),
             store=self.store,
             app_id=self.github.app_id,
             bot_login=self.github.bot_login,
@@ -63,21 +55,16 @@ class Bench:
             log=logging.LoggerAdapter(logging.getLogger("test.handlers"), {}),
         )
 
-    async def run(
-        self,
-        handler: Handler,
-        payload: dict[str, Any],
-        delivery: str = "d",
-        event: str | None = None,
-    ) -> str:
-        """Run ``handler`` on the job the queue would hold for the webhook ``payload``."""
-        kind = event or EVENTS[handler]
+    async def run(self, event: str, payload: dict[str, Any], delivery: str = "d") -> str:
+        """Run the route's handler on the job the queue would hold for the webhook
+        ``payload`` of ``event``."""
         # A whole webhook body reads as the previous release's job (version 1); the job is
         # handed over as this release writes it, read back from the queue.
-        job = decode(kind, encode(decode(kind, json.dumps(payload))))
-        ctx = self.context(delivery)
-        async with ctx.installation:
-            reason = await handler(ctx, job)
+        job = routes.decode(event, encode(routes.decode(event, json.dumps(payload))))
+        installation = self.github.installation(INSTALLATION)
+        ctx = self.context(delivery, installation)
+        async with installation:
+            reason = await routes.handler_of(job)(ctx, job)
         assert isinstance(reason, str), "every handler says how its job ended"
         assert reason
         return reason
@@ -168,13 +155,13 @@ async def test_an_opted_out_repository_gets_no_write(bench: Bench, how: str, eve
     run = bench.world.measured_run(pull, 1001)
     if event in ("report", "started"):
         action = "completed" if event == "report" else "requested"
-        reason = await bench.run(on_workflow_run, bench.run_payload(run, action))
+        reason = await bench.run("workflow_run", bench.run_payload(run, action))
     elif event == "check-button":
         check = bench.fake.add_check_run(bench.world.repo, "perfbot", HEAD)
         payload = bench.fake.webhook_payload_check_run(check, "rerequested", "bob")
-        reason = await bench.run(on_check_rerequested, payload)
+        reason = await bench.run("check_run", payload)
     else:
-        reason = await bench.run(on_issue_comment, bench.comment_payload(f"/perfbot {event}"))
+        reason = await bench.run("issue_comment", bench.comment_payload(f"/perfbot {event}"))
     assert bench.writes() == []
     assert reason.startswith("ignored: ")
     assert OPT_OUTS[how][0] in reason
@@ -202,7 +189,7 @@ def busy_repository(bench: Bench) -> Pull:
 
 async def test_rerun_reruns_the_measurement_not_the_newest_run(bench: Bench) -> None:
     busy_repository(bench)
-    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    reason = await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"))
     assert bench.fake.reruns == [1001]
     assert "re-run of run 1001 started for bob" in reason
     assert bench.reactions() == ["rocket"]  # one reaction, saying how it ended
@@ -210,12 +197,12 @@ async def test_rerun_reruns_the_measurement_not_the_newest_run(bench: Bench) -> 
 
 async def test_rerun_reruns_the_run_whose_report_is_shown(bench: Bench) -> None:
     pull = busy_repository(bench)
-    reason = await bench.run(on_workflow_run, bench.run_payload(bench.fake.runs[1001]))
+    reason = await bench.run("workflow_run", bench.run_payload(bench.fake.runs[1001]))
     assert "is up to date" in reason
     # A newer measurement of the same head, not reported (yet): the comment shows 1001.
     bench.world.measured_run(pull, 1005)
     before = len(bench.writes())
-    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"), "d2")
+    reason = await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"), "d2")
     assert bench.fake.reruns == [1001]
     assert "its report is the one shown on PR 7" in reason
     # The re-run request, the notice in the comment, one reaction: nothing more.
@@ -246,7 +233,7 @@ async def test_rerun_of_a_configured_workflow_needs_no_artifact(bench: Bench) ->
         name="bench",
         path=".github/workflows/bench.yml",
     )
-    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    reason = await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"))
     assert bench.fake.reruns == [1000]
     assert "the newest 'bench' run" in reason
 
@@ -258,7 +245,7 @@ async def test_the_check_button_reruns_the_measurement(bench: Bench, event: str)
     payload = bench.fake.webhook_payload_check_run(check, "rerequested", "bob")
     if event == "check_suite":
         payload["check_suite"] = payload.pop("check_run")["check_suite"]
-    reason = await bench.run(on_check_rerequested, payload, event=event)
+    reason = await bench.run(event, payload)
     assert bench.fake.reruns == [1001]
     assert "re-run of run 1001 started" in reason
 
@@ -266,14 +253,14 @@ async def test_the_check_button_reruns_the_measurement(bench: Bench, event: str)
 async def test_a_pending_ci_run_does_not_hold_back_the_rerun(bench: Bench) -> None:
     busy_repository(bench)
     bench.fake.runs[1002].status, bench.fake.runs[1002].conclusion = "in_progress", None
-    await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"))
     assert bench.fake.reruns == [1001]
 
 
 async def test_a_pending_measurement_is_not_rerun(bench: Bench) -> None:
     busy_repository(bench)
-    await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
-    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"), "d2")
+    await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"))
+    reason = await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"), "d2")
     assert bench.fake.reruns == [1001]  # the second found it queued
     assert "re-run not needed" in reason
     assert sorted(bench.reactions()) == ["eyes", "rocket"]
@@ -283,7 +270,7 @@ async def test_no_measurement_run_is_refused_not_guessed(bench: Bench) -> None:
     pull = bench.pull()
     bench.fake.add_collaborator(bench.world.repo, "bob", "write")
     bench.fake.add_run(bench.world.repo, 1002, HEAD, pull.head_ref, name="CI", path="ci.yml")
-    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    reason = await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"))
     assert bench.fake.reruns == []
     assert "re-run failed: no measurement run" in reason
     assert bench.reactions() == ["confused"]
@@ -292,7 +279,7 @@ async def test_no_measurement_run_is_refused_not_guessed(bench: Bench) -> None:
 async def test_github_refusing_the_rerun_is_confused(bench: Bench) -> None:
     busy_repository(bench)
     bench.fake.fail_next(1, 403, path_contains="/rerun")
-    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"))
+    reason = await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"))
     assert "re-run failed" in reason
     assert "403" in reason
     assert bench.reactions() == ["confused"]
@@ -304,10 +291,10 @@ async def test_github_refusing_the_rerun_is_confused(bench: Bench) -> None:
 async def test_a_stranger_gets_at_most_one_reaction(bench: Bench) -> None:
     bench.world.repo.private = True
     bench.pull()
-    first = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help", "carol"))
+    first = await bench.run("issue_comment", bench.comment_payload("/perfbot help", "carol"))
     calls = len(bench.fake.rate_limited_calls())
     repeats = [
-        await bench.run(on_issue_comment, bench.comment_payload(text, "carol"), f"d{index}")
+        await bench.run("issue_comment", bench.comment_payload(text, "carol"), f"d{index}")
         for index, text in enumerate(["/perfbot help"] * 4 + ["/perfbot rerun"] * 2)
     ]
     assert first == "help refused: carol has role none, write needed; reacted confused"
@@ -319,28 +306,28 @@ async def test_a_stranger_gets_at_most_one_reaction(bench: Bench) -> None:
 
 async def test_a_refusal_does_not_hold_back_someone_allowed(bench: Bench) -> None:
     busy_repository(bench)
-    await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun", "mallory"), "d1")
-    reason = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"), "d2")
+    await bench.run("issue_comment", bench.comment_payload("/perfbot rerun", "mallory"), "d1")
+    reason = await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"), "d2")
     assert "re-run of run 1001 started for bob" in reason
     # bob's allowed command gave its record back: his next one is answered too.
-    again = await bench.run(on_issue_comment, bench.comment_payload("/perfbot rerun"), "d3")
+    again = await bench.run("issue_comment", bench.comment_payload("/perfbot rerun"), "d3")
     assert "re-run not needed" in again
 
 
 async def test_help_is_answered_once_per_person_and_window(bench: Bench) -> None:
     bench.pull()
     bench.fake.add_collaborator(bench.world.repo, "bob", "write")
-    first = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help"), "d1")
-    again = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help"), "d2")
+    first = await bench.run("issue_comment", bench.comment_payload("/perfbot help"), "d1")
+    again = await bench.run("issue_comment", bench.comment_payload("/perfbot help"), "d2")
     assert first.startswith("help: answered bob on PR 7 in comment ")
     assert again == "help: already answered for bob on PR 7"
     assert len(bench.fake.bot_comments(bench.world.repo, 7)) == 1
     assert bench.reactions() == []  # the answer is the one write
     # The same delivery retried (its comment failed, say) may still answer.
-    retried = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help"), "d1")
+    retried = await bench.run("issue_comment", bench.comment_payload("/perfbot help"), "d1")
     assert retried.startswith("help: answered")
     bench.clock[0] += 3601
-    later = await bench.run(on_issue_comment, bench.comment_payload("/perfbot help"), "d3")
+    later = await bench.run("issue_comment", bench.comment_payload("/perfbot help"), "d3")
     assert later.startswith("help: answered")
     assert len(bench.fake.bot_comments(bench.world.repo, 7)) == 3
 
@@ -355,7 +342,7 @@ async def _report_with_download_held(
     pull = bench.pull()
     run = bench.world.measured_run(pull, 1001)
     hold: Hold = bench.fake.hold_next("/blobs/")
-    task = asyncio.create_task(bench.run(on_workflow_run, bench.run_payload(run)))
+    task = asyncio.create_task(bench.run("workflow_run", bench.run_payload(run)))
     await until(hold.reached.is_set, "the report download")
     await until(lambda: answered(bench.fake.requests, "GET", "/pulls/7"), "the PR's proof")
     await meanwhile(pull)
@@ -411,7 +398,7 @@ async def test_suspended_between_comment_and_check_run_writes_no_check_run(bench
     pull = bench.pull()
     run = bench.world.measured_run(pull, 1001)
     hold = bench.fake.hold_next("/issues/7/comments", method="POST")
-    task = asyncio.create_task(bench.run(on_workflow_run, bench.run_payload(run)))
+    task = asyncio.create_task(bench.run("workflow_run", bench.run_payload(run)))
     await until(hold.reached.is_set, "the comment's creation")
     await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
     hold.release()
@@ -425,7 +412,7 @@ async def test_a_command_of_a_suspended_installation_writes_nothing(bench: Bench
     busy_repository(bench)
     hold = bench.fake.hold_next("/collaborators/")
     payload = bench.comment_payload("/perfbot rerun")
-    task = asyncio.create_task(bench.run(on_issue_comment, payload))
+    task = asyncio.create_task(bench.run("issue_comment", payload))
     await until(hold.reached.is_set, "the permission check")
     await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
     hold.release()
@@ -436,7 +423,7 @@ async def test_a_command_of_a_suspended_installation_writes_nothing(bench: Bench
 
 async def test_a_deleted_installation_counts_as_suspended(bench: Bench) -> None:
     payload = {"action": "deleted", "installation": {"id": INSTALLATION}, "repositories": []}
-    reason = await bench.run(on_installation, payload)
+    reason = await bench.run("installation", payload)
     assert "installation 1: deleted" in reason
     assert await bench.store.is_suspended(INSTALLATION)
 
@@ -446,13 +433,13 @@ async def test_a_suspend_handled_after_its_unsuspend_is_ignored(bench: Bench) ->
         times = {"updated_at": at, "suspended_at": at if action == "suspend" else None}
         return {"action": action, "installation": {"id": INSTALLATION, **times}}
 
-    lifted = await bench.run(on_installation, payload("unsuspend", "2021-04-29T03:40:00Z"))
+    lifted = await bench.run("installation", payload("unsuspend", "2021-04-29T03:40:00Z"))
     assert lifted == "installation 1: unsuspend"
-    late = await bench.run(on_installation, payload("suspend", "2021-04-29T02:32:50Z"), "d2")
+    late = await bench.run("installation", payload("suspend", "2021-04-29T02:32:50Z"), "d2")
     assert late == "installation 1: suspend ignored: a newer event is recorded"
     assert not await bench.store.is_suspended(INSTALLATION)
     # A newer suspend does suspend it (the control).
-    newer = await bench.run(on_installation, payload("suspend", "2021-04-29T04:00:00Z"), "d3")
+    newer = await bench.run("installation", payload("suspend", "2021-04-29T04:00:00Z"), "d3")
     assert newer == "installation 1: suspend"
     assert await bench.store.is_suspended(INSTALLATION)
 
@@ -460,12 +447,12 @@ async def test_a_suspend_handled_after_its_unsuspend_is_ignored(bench: Bench) ->
 async def test_the_started_notice_respects_the_mute_label(bench: Bench) -> None:
     pull = bench.pull()
     run = bench.world.measured_run(pull, 1001)
-    assert "is up to date" in await bench.run(on_workflow_run, bench.run_payload(run))
+    assert "is up to date" in await bench.run("workflow_run", bench.run_payload(run))
     before = len(bench.writes())
     pull.labels.append("perfbot: mute")
     pull.head_sha = NEXT_HEAD
     started = bench.fake.add_run(bench.world.repo, 1002, NEXT_HEAD, pull.head_ref, status="queued")
-    reason = await bench.run(on_workflow_run, bench.run_payload(started, "requested"), "d2")
+    reason = await bench.run("workflow_run", bench.run_payload(started, "requested"), "d2")
     assert reason == "ignored: PR 7 carries the mute label"
     assert len(bench.writes()) == before
     assert (await bench.store.get_pull(REPO_ID, 7)) is not None

@@ -22,8 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
+from perfbot.app import download, reporting
 from perfbot.app.artifacts import ArtifactLimits
-from perfbot.app.handlers import workflow_run
 from tests.fakegithub import FakeGitHub, Pull, RecordedRequest, Run
 from tests.harness import (
     FORK_REPO_ID,
@@ -698,7 +698,7 @@ def hostile_report_case(service: Service, report: Report, monkeypatch: pytest.Mo
     pull = service.pull()
     run = run_for(service, pull, report.build(), pr_zip(f"{pull.number}\n"))
     if report.limits is not None:
-        monkeypatch.setattr(workflow_run, "LIMITS", report.limits)
+        monkeypatch.setattr(download, "LIMITS", report.limits)
     writes = service.deliver(run)
     monkeypatch.undo()
     assert downloaded(service, run, "perf-report") is report.downloaded
@@ -757,10 +757,10 @@ def test_100000_metrics_fit_and_the_service_stays_responsive(
                     answered.notify_all()
                 stop.wait(0.05)
 
-    real = workflow_run._read_sides
+    real = reporting.read_contents
 
     def read_sides(*args: Any) -> Any:
-        if sum(len(f.data) for f in args[0].files) <= workflow_run.INLINE_BYTES:
+        if sum(len(f.data) for f in args[0].files) <= reporting.INLINE_BYTES:
             return real(*args)  # the canary's small report, rendered inline by design
         # Off the event loop (a thread) this waits for a /healthz answer; on the loop it
         # would block the answer it waits for, and time out.
@@ -771,7 +771,7 @@ def test_100000_metrics_fit_and_the_service_stays_responsive(
             served_meanwhile.append(answered.wait_for(lambda: answers > before, timeout=10))
         return result
 
-    monkeypatch.setattr(workflow_run, "_read_sides", read_sides)
+    monkeypatch.setattr(reporting, "read_contents", read_sides)
     prober = threading.Thread(target=probe, daemon=True)
     prober.start()
     try:

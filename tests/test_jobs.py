@@ -13,21 +13,21 @@ from typing import Any
 import pytest
 
 from perfbot.app.jobs import (
-    KINDS,
     AnyJob,
     BadPayload,
     InstallationJob,
     IssueCommentJob,
     JobTooNew,
+    PullRunCompleted,
+    PullRunStarted,
     Repository,
     RerequestJob,
     Run,
     UnknownJob,
-    WorkflowRunJob,
-    decode,
     encode,
 )
-from perfbot.app.triage import job_for, parse_delivery
+from perfbot.app.routes import ROUTES, decode, job_for
+from perfbot.app.triage import parse_delivery
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
 from perfbot.store.base import JobOutcome, JobStatus, NewJob
@@ -49,7 +49,7 @@ def previous(name: str) -> NewJob:
 
 # What each job of the previous release means to this one.
 EXPECTED: dict[str, AnyJob] = {
-    "workflow_run completed": WorkflowRunJob(
+    "workflow_run completed": PullRunCompleted(
         "completed",
         Run(
             id=1001,
@@ -71,7 +71,7 @@ EXPECTED: dict[str, AnyJob] = {
             hinted_pulls=(7,),
         ),
     ),
-    "workflow_run requested (a fork's PR)": WorkflowRunJob(
+    "workflow_run requested (a fork's PR)": PullRunStarted(
         "requested",
         Run(
             id=1002,
@@ -112,7 +112,7 @@ EXPECTED: dict[str, AnyJob] = {
 
 
 def test_every_kind_of_job_has_a_job_of_the_previous_release() -> None:
-    assert {job["event"] for job in PREVIOUS.values()} == set(KINDS)
+    assert {job["event"] for job in PREVIOUS.values()} == {route.event for route in ROUTES}
     assert set(EXPECTED) == set(PREVIOUS)
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from perfbot.app import context, jobs
-from perfbot.app import worker as worker_module
+from perfbot.app import pulllock, routes
 from perfbot.app.configcache import ConfigCache
-from perfbot.app.context import JobContext, PullLocked
+from perfbot.app.context import JobContext
+from perfbot.app.pulllock import PullLocked, pull_lock
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
 from perfbot.store.base import JobStatus, NewJob
@@ -87,16 +87,28 @@ def handle_test_jobs(
     monkeypatch: pytest.MonkeyPatch, handler: Callable[[JobContext, Any], Awaitable[str]]
 ) -> None:
     """Jobs of event ``test`` (any payload) go to ``handler``, as their payload."""
-    real_decode, real_handle = jobs.decode, worker_module.handle
+    real_decode, real_route, real_handler = routes.decode, routes.route_of, routes.handler_of
+    test_route = routes.Route(
+        "test",
+        frozenset(),
+        None,
+        str,  # type: ignore[arg-type]  # the test's jobs are their payload text
+        lambda *_: "test",
+        "test:handler",
+    )
 
     def decode(kind: str, payload: str | bytes) -> Any:
         return payload if kind == "test" else real_decode(kind, payload)
 
-    async def handle(ctx: JobContext, job: Any) -> str | None:
-        return await (handler(ctx, job) if isinstance(job, str) else real_handle(ctx, job))
+    def route_of(job: Any) -> routes.Route:
+        return test_route if isinstance(job, str) else real_route(job)
 
-    monkeypatch.setattr(worker_module, "decode", decode)
-    monkeypatch.setattr(worker_module, "handle", handle)
+    def handler_of(job: Any) -> routes.Handler:
+        return handler if isinstance(job, str) else real_handler(job)
+
+    monkeypatch.setattr(routes, "decode", decode)
+    monkeypatch.setattr(routes, "route_of", route_of)
+    monkeypatch.setattr(routes, "handler_of", handler_of)
 
 
 @pytest.fixture
@@ -318,15 +330,15 @@ def job_context(store: FlakyStore, worker: str) -> JobContext:
 
 @pytest.fixture
 def short_lock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(context, "LOCK_TTL_SECONDS", 1.0)
-    monkeypatch.setattr(context, "LOCK_REFRESH_SECONDS", 0.1)
-    monkeypatch.setattr(context, "LOCK_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(pulllock, "LOCK_TTL_SECONDS", 1.0)
+    monkeypatch.setattr(pulllock, "LOCK_REFRESH_SECONDS", 0.1)
+    monkeypatch.setattr(pulllock, "LOCK_WAIT_SECONDS", 0.3)
 
 
 @pytest.mark.usefixtures("short_lock")
 async def test_a_pr_lock_survives_a_failed_refresh(store: FlakyStore) -> None:
     holder, contender = job_context(store, "w1"), job_context(store, "w2")
-    async with holder.pull_lock(500, 7):
+    async with pull_lock(holder, 500, 7):
         first_expiry = await store.lock_expiry("pull:500:7")
         assert first_expiry is not None
         store.failing = True
@@ -336,13 +348,13 @@ async def test_a_pr_lock_survives_a_failed_refresh(store: FlakyStore) -> None:
 
         async def refreshed_past_its_first_lifetime() -> bool:
             expiry = await store.lock_expiry("pull:500:7")
-            return expiry is not None and expiry > first_expiry + context.LOCK_TTL_SECONDS
+            return expiry is not None and expiry > first_expiry + pulllock.LOCK_TTL_SECONDS
 
         # ...then it is refreshed after the time it would have expired: only refreshes
         # kept it, and it is still held.
         await wait_for(refreshed_past_its_first_lifetime, 10)
         with pytest.raises(PullLocked):
-            async with contender.pull_lock(500, 7):
+            async with pull_lock(contender, 500, 7):
                 pytest.fail("two jobs inside one PR's lock")
 
 
@@ -354,7 +366,7 @@ async def test_a_pr_lock_that_cannot_be_refreshed_stops_its_holder(store: FlakyS
 
     async def hold() -> None:
         nonlocal reached_end, expiry
-        async with holder.pull_lock(500, 7):
+        async with pull_lock(holder, 500, 7):
             expiry = await store.lock_expiry("pull:500:7")
             store.failing = True
             await asyncio.Event().wait()  # work that would go on forever

@@ -15,12 +15,12 @@ from xml.etree import ElementTree
 import httpx
 import pytest
 
+from perfbot.app import routes
 from perfbot.app.download import download_report
 from perfbot.app.handlers import push as push_handler
-from perfbot.app.jobs import Run, WorkflowRunJob, decode, encode
+from perfbot.app.jobs import PullRunCompleted, PushRunCompleted, Run, encode
 from perfbot.app.measurements import learned_noise
-from perfbot.app.triage import job_for, parse_delivery
-from perfbot.app.worker import handle
+from perfbot.app.triage import parse_delivery
 from perfbot.cli import main
 from perfbot.engine.read.sides import ReportFile, read_side
 from perfbot.github.app import GitHubApp
@@ -203,18 +203,18 @@ def test_triage_queues_completed_push_runs_only_with_the_default_branch(tmp_path
     world = World.create()
     run = push_run(world, 5000, MAIN_SHAS[2])
     body, headers = world.delivery(run)
-    queued = job_for(parse_delivery({k.lower(): v for k, v in headers.items()}, body))
+    queued = routes.job_for(parse_delivery({k.lower(): v for k, v in headers.items()}, body))
     assert queued is not None
-    job = decode(queued.event, queued.payload)
-    assert isinstance(job, WorkflowRunJob)
+    job = routes.decode(queued.event, queued.payload)
+    assert isinstance(job, PushRunCompleted)
     assert (job.run.event, job.run.head_branch, job.run.default_branch) == ("push", "main", "main")
     started, started_headers = world.delivery(run, action="requested")
     lowered = {k.lower(): v for k, v in started_headers.items()}
-    assert job_for(parse_delivery(lowered, started)) is None
+    assert routes.job_for(parse_delivery(lowered, started)) is None
 
 
 def test_a_version_2_workflow_run_job_still_runs() -> None:
-    job = WorkflowRunJob(
+    job = PullRunCompleted(
         "completed",
         Run(
             id=1,
@@ -240,7 +240,7 @@ def test_a_version_2_workflow_run_job_still_runs() -> None:
     assert document["version"] == 3
     del document["run"]["default_branch"]
     document["version"] = 2
-    assert decode("workflow_run", json.dumps(document)) == job
+    assert routes.decode("workflow_run", json.dumps(document)) == job
 
 
 # --- the safety checks of a PR run, on a push run (handler level) ---------------------------
@@ -279,7 +279,7 @@ GOOD = zip_of({"head/qemu_x86/zperf.log": zperf_log(ZPERF_BASE)})
 
 
 async def test_a_push_run_is_recorded_by_its_handler(bench: Bench) -> None:
-    reason = await bench.run(handle, bench_push(bench, report=GOOD), event="workflow_run")
+    reason = await bench.run("workflow_run", bench_push(bench, report=GOOD))
     assert reason == f"recorded 4 series of main@{MAIN_SHAS[3][:7]} (push run): nothing to comment"
     assert {(row.side, row.sha) for row in await stored_rows(bench)} == {("push", MAIN_SHAS[3])}
     assert bench.writes() == []
@@ -305,7 +305,7 @@ async def test_a_push_run_passes_every_check_of_a_pr_run(
         await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
     if how == "operator":
         bench.disabled.add("acme/widget")
-    reason = await bench.run(handle, payload, event="workflow_run")
+    reason = await bench.run("workflow_run", payload)
     assert words in reason
     assert await stored_rows(bench) == []
     assert bench.writes() == []
@@ -322,7 +322,7 @@ async def test_suspended_while_the_report_downloads_records_nothing(bench: Bench
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(push_handler, "download_report", read_then_suspend)
-        reason = await bench.run(handle, payload, event="workflow_run")
+        reason = await bench.run("workflow_run", payload)
     assert reason == (
         f"push run 6000 of main@{MAIN_SHAS[3][:7]} not recorded: installation {INSTALLATION}"
         " is suspended or uninstalled"
@@ -339,21 +339,20 @@ async def test_push_runs_of_one_commit_teach_a_pr_its_noise(bench: Bench) -> Non
         run = bench.fake.add_run(bench.world.repo, run_id, base_sha, "main", event="push")
         report = zip_of({"head/qemu_x86/zperf.log": zperf_log(values)})
         bench.fake.add_artifact(bench.world.repo, run, "perf-report", report)
-        reason = await bench.run(
-            handle, bench.run_payload(run), delivery=f"d{run_id}", event="workflow_run"
-        )
+        reason = await bench.run("workflow_run", bench.run_payload(run), delivery=f"d{run_id}")
         assert reason.startswith("recorded 4 series")
     pull = PullInfo(7, "open", "a" * 40, "feature-7", REPO_ID, REPO_ID, "main", base_sha, ())
-    pr_run = decode(
+    pr_run = routes.decode(
         "workflow_run",
         json.dumps(
             bench.run_payload(bench.world.measured_run(bench.world.pull(7, "a" * 40), 6200))
         ),
     )
-    assert isinstance(pr_run, WorkflowRunJob)
+    assert isinstance(pr_run, PullRunCompleted)
     side = read_side([ReportFile("qemu_x86/zperf.log", zperf_log(ZPERF_BASE).encode())])
-    ctx = bench.context("noise")
-    async with ctx.installation:
+    installation = bench.github.installation(INSTALLATION)
+    ctx = bench.context("noise", installation)
+    async with installation:
         knowledge = await learned_noise(ctx, pr_run.run, pull, (side, side))
     assert set(knowledge) == {("qemu_x86", metric) for metric in ZPERF_BASE}
     noise = knowledge[("qemu_x86", "tcp4_mbps")]

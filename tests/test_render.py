@@ -16,6 +16,7 @@ from perfbot.engine.judge.compare import (
     Verdict,
     compare,
 )
+from perfbot.engine.judge.notices import RepeatedAttempt
 from perfbot.engine.read.sides import SideReport
 from perfbot.engine.show.render import (
     GITHUB_BODY_LIMIT,
@@ -101,7 +102,7 @@ def test_provenance_line_and_notices() -> None:
         run_url="https://github.com/o/r/actions/runs/4711",
         run_label="net-perf run 4711",
         updated_at=datetime(2026, 11, 29, 18, 2, tzinfo=UTC),
-        notices=("These numbers are for the previous commit.",),
+        notices=(RepeatedAttempt(2),),
     )
     body = render(compare(*example_sides()), context)
     assert (
@@ -109,7 +110,8 @@ def test_provenance_line_and_notices() -> None:
         "(<code>main</code>) · [net-perf run 4711](https://github.com/o/r/actions/runs/4711)"
         " · updated 2026-11-29 18:02 UTC"
     ) in body
-    assert "> These numbers are for the previous commit." in body
+    said = "Attempt 2 uploaded no report of its own: the regressions are called on attempt 1 alone."
+    assert f"> ℹ️ {said}" in body
 
 
 def test_missing_base_says_not_available_not_zero() -> None:

@@ -45,7 +45,7 @@ def assert_well_formed(errors: tuple[str, ...]) -> None:
 def test_defaults_without_any_file() -> None:
     result = resolve_config(None, None, "net-stack")
     assert result == ConfigResult(RepoConfig(), (), False)
-    config = result.config
+    config = result.repo_config
     assert config.enabled is True
     assert config.workflows == ()
     assert (config.report_artifact, config.pr_number_artifact) == ("perf-report", "pr-number")
@@ -85,7 +85,7 @@ fail_on_regression: true
 """
     result = repo_only(text)
     assert result.errors == ()
-    assert result.config == RepoConfig(
+    assert result.repo_config == RepoConfig(
         enabled=False,
         workflows=("net-perf", ".github/workflows/bench.yml"),
         report_artifact="bench-results",
@@ -123,7 +123,7 @@ fail_on_regression: true
 def test_single_key(text: str, expected: dict[str, Any]) -> None:
     result = repo_only(text)
     assert result.errors == ()
-    assert result.config == dataclasses.replace(DEFAULTS, **expected)
+    assert result.repo_config == dataclasses.replace(DEFAULTS, **expected)
 
 
 # --- workflows ---------------------------------------------------------------------------
@@ -169,7 +169,7 @@ metrics:
   "p99_ms": {threshold: 10}
   "debug.*": {ignore: true}
 """
-    policy = repo_only(text).config.policy()
+    policy = repo_only(text).repo_config.policy()
     assert policy.resolve("tcp4_mbps") == (None, 3.0, 8.0, False)
     assert policy.resolve("p50_ms") == (Better.LOWER, 3.0, 15.0, False)
     # A later rule overrides what it sets and keeps what earlier ones set.
@@ -180,7 +180,7 @@ metrics:
 def test_metric_rule_with_nothing_under_it_sets_nothing() -> None:
     result = repo_only('metrics:\n  "*_ms":\n  "x": {better: lower}')
     assert result.errors == ()
-    assert result.config.metrics == (MetricRule("x", better=Better.LOWER),)
+    assert result.repo_config.metrics == (MetricRule("x", better=Better.LOWER),)
 
 
 # --- org and repo ------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_repo_values_override_org_values_key_by_key() -> None:
     repo = "threshold: 3\nartifacts: {pr_number: repo-pr}"
     result = resolve_config(repo, org, "net-stack")
     assert result.errors == ()
-    assert result.config == dataclasses.replace(
+    assert result.repo_config == dataclasses.replace(
         DEFAULTS,
         threshold=3.0,
         tolerance=8.0,
@@ -205,22 +205,22 @@ def test_repo_metric_rules_come_after_org_rules_so_they_win() -> None:
     org = 'metrics:\n  "*_ms": {better: lower, threshold: 4}\n  "*": {tolerance: 9}'
     repo = 'metrics:\n  "rtt_ms": {threshold: 1}'
     result = resolve_config(repo, org, "net-stack")
-    assert [rule.pattern for rule in result.config.metrics] == ["*_ms", "*", "rtt_ms"]
-    policy = result.config.policy()
+    assert [rule.pattern for rule in result.repo_config.metrics] == ["*_ms", "*", "rtt_ms"]
+    policy = result.repo_config.policy()
     assert policy.resolve("rtt_ms") == (Better.LOWER, 1.0, 9.0, False)
     assert policy.resolve("jitter_ms") == (Better.LOWER, 4.0, 9.0, False)
 
 
 def test_bad_repo_value_falls_back_to_the_org_value() -> None:
     result = resolve_config("threshold: lots\ntolerance: 6", "threshold: 2.5", "net-stack")
-    assert result.config.threshold == 2.5
-    assert result.config.tolerance == 6.0
+    assert result.repo_config.threshold == 2.5
+    assert result.repo_config.tolerance == 6.0
     assert result.errors == (f"{REPO}: `threshold` must be a number ≥ 0, got 'lots'; using 2.5",)
 
 
 def test_bad_repo_metrics_keep_the_org_rules() -> None:
     result = resolve_config("metrics: [a, b]", 'metrics: {"*": {ignore: true}}', "net-stack")
-    assert result.config.metrics == (MetricRule("*", ignore=True),)
+    assert result.repo_config.metrics == (MetricRule("*", ignore=True),)
     assert len(result.errors) == 1
 
 
@@ -230,20 +230,20 @@ def test_errors_of_both_files_name_their_file() -> None:
         f"{ORG}: `threshold` must be a number ≥ 0, got 'high'; using 1",
         f"{REPO}: `tolerance` must be a number ≥ 0, got -1; using 5",
     )
-    assert result.config == DEFAULTS
+    assert result.repo_config == DEFAULTS
 
 
 def test_org_disabled_is_off_unless_the_repo_turns_itself_on() -> None:
-    assert resolve_config(None, "enabled: false", "r").config.enabled is False
-    assert resolve_config("threshold: 2", "enabled: false", "r").config.enabled is False
+    assert resolve_config(None, "enabled: false", "r").repo_config.enabled is False
+    assert resolve_config("threshold: 2", "enabled: false", "r").repo_config.enabled is False
     on = resolve_config("enabled: true", "enabled: false", "r")
-    assert on.config.enabled is True
+    assert on.repo_config.enabled is True
     assert on.excluded_by_org is False
 
 
 def test_repo_can_disable_itself() -> None:
     result = resolve_config("enabled: false", "enabled: true", "r")
-    assert result.config.enabled is False
+    assert result.repo_config.enabled is False
     assert result.excluded_by_org is False
 
 
@@ -265,22 +265,22 @@ def test_org_exclude(exclude: str, repo_name: str, excluded: bool) -> None:
     result = resolve_config(None, f"exclude: {exclude}", repo_name)
     assert result.errors == ()
     assert result.excluded_by_org is excluded
-    assert result.config.enabled is not excluded
+    assert result.repo_config.enabled is not excluded
 
 
 def test_org_exclude_wins_over_repo_enabled_true() -> None:
     result = resolve_config("enabled: true\nthreshold: 3", 'exclude: ["legacy-*"]', "legacy-x")
     assert result.excluded_by_org is True
-    assert result.config.enabled is False
-    assert result.config.threshold == 3.0  # the rest of the file is still read
+    assert result.repo_config.enabled is False
+    assert result.repo_config.threshold == 3.0  # the rest of the file is still read
     assert result.errors == ()
 
 
 def test_exclude_in_a_repo_file_is_an_error() -> None:
     result = repo_only("exclude: [net-stack]\nthreshold: 4")
     assert result.excluded_by_org is False
-    assert result.config.enabled is True
-    assert result.config.threshold == 4.0
+    assert result.repo_config.enabled is True
+    assert result.repo_config.threshold == 4.0
     assert result.errors == (f"{REPO}: `exclude` only works in the organisation's file; ignored",)
 
 
@@ -338,7 +338,7 @@ def test_invalid_value_is_one_error_and_the_rest_applies(text: str, key: str) ->
     (error,) = result.errors
     assert error.startswith(f"{REPO}: `{key}` must be ")
     assert_well_formed(result.errors)
-    config = result.config
+    config = result.repo_config
     # The bad value left its setting as it was; a rule that lost its only setting is inert.
     assert dataclasses.replace(config, metrics=()) == expected
     assert config.policy().resolve("anything") == (None, 1.0, 5.0, False)
@@ -363,7 +363,7 @@ def test_unknown_key_is_named_and_the_rest_applies(text: str, message: str) -> N
     result = repo_only(f"{text}\ntolerance: 9")
     assert result.errors[0].startswith(f"{REPO}: {message}")
     assert len(result.errors) == 1
-    assert result.config.tolerance == 9.0
+    assert result.repo_config.tolerance == 9.0
 
 
 @pytest.mark.parametrize(
@@ -375,12 +375,12 @@ def test_top_level_must_be_a_mapping(text: str, got: str) -> None:
     assert result.errors == (
         f"{REPO}: the file must be a mapping of settings, got {got}; file ignored",
     )
-    assert result.config == DEFAULTS
+    assert result.repo_config == DEFAULTS
 
 
 def test_org_file_that_is_not_a_mapping_is_ignored_and_repo_still_applies() -> None:
     result = resolve_config("threshold: 3", "- exclude\n- net-stack", "net-stack")
-    assert result.config == dataclasses.replace(DEFAULTS, threshold=3.0)
+    assert result.repo_config == dataclasses.replace(DEFAULTS, threshold=3.0)
     assert result.excluded_by_org is False
     assert result.errors == (
         f"{ORG}: the file must be a mapping of settings, got a list; file ignored",
@@ -392,7 +392,7 @@ def test_yaml_syntax_error_names_the_line() -> None:
     assert result.errors == (
         f"{REPO}: not valid YAML (line 3: mapping values are not allowed here); file ignored",
     )
-    assert result.config == DEFAULTS  # nothing from a broken file applies, not even line 1
+    assert result.repo_config == DEFAULTS  # nothing from a broken file applies, not even line 1
 
 
 def test_unquoted_glob_gets_a_hint() -> None:
@@ -404,7 +404,7 @@ def test_unquoted_glob_gets_a_hint() -> None:
 
 def test_several_documents_are_refused() -> None:
     result = repo_only("threshold: 2\n---\nthreshold: 3\n")
-    assert result.config == DEFAULTS
+    assert result.repo_config == DEFAULTS
     (error,) = result.errors
     assert "not valid YAML (line 2" in error
 
@@ -431,21 +431,21 @@ def test_list_lengths_are_capped(key: str, count: int, limit: int) -> None:
     text = f"{key}: [" + ", ".join(f"n{n}" for n in range(count)) + "]"
     result = resolve_config(None, text, "n1")
     assert result.errors == (f"{ORG}: `{key}` lists {count} entries, more than {limit}; ignored",)
-    assert result.config.workflows == ()
+    assert result.repo_config.workflows == ()
     assert result.excluded_by_org is False
 
 
 def test_list_at_the_cap_is_accepted() -> None:
     text = "workflows: [" + ", ".join(f"w{n}" for n in range(50)) + "]"
-    assert len(repo_only(text).config.workflows) == 50
+    assert len(repo_only(text).repo_config.workflows) == 50
 
 
 def test_metric_rules_are_capped() -> None:
     rules = ", ".join(f"m{n}: {{ignore: true}}" for n in range(201))
     result = repo_only(f"metrics: {{{rules}}}\ntolerance: 6")
     assert result.errors == (f"{REPO}: `metrics` has 201 rules, more than 200; ignored",)
-    assert result.config.metrics == ()
-    assert result.config.tolerance == 6.0
+    assert result.repo_config.metrics == ()
+    assert result.repo_config.tolerance == 6.0
 
 
 # --- hostile YAML ------------------------------------------------------------------------
@@ -469,7 +469,7 @@ def test_python_tags_are_refused_and_nothing_runs(
     (error,) = result.errors
     assert error.startswith(f"{REPO}: not valid YAML (line 1: the YAML tag `!!python/")
     assert error.endswith("is not allowed); file ignored")
-    assert result.config == DEFAULTS
+    assert result.repo_config == DEFAULTS
     assert not marker.exists()
     assert "pwned" not in capfd.readouterr().out
 
@@ -503,7 +503,7 @@ def test_billion_laughs_is_refused_before_it_is_expanded() -> None:
     assert result.errors == (
         f"{REPO}: more than 10000 values once YAML aliases are expanded; file ignored",
     )
-    assert result.config == DEFAULTS
+    assert result.repo_config == DEFAULTS
 
 
 @pytest.mark.usefixtures("nothing_constructed")
@@ -522,7 +522,7 @@ def test_modest_aliases_are_fine() -> None:
     assert result.errors == (
         f"{REPO}: unknown key `common` ignored",
     )  # the anchor's holder is not a setting
-    assert result.config.policy().resolve("rtt_us") == (Better.LOWER, 3.0, 5.0, False)
+    assert result.repo_config.policy().resolve("rtt_us") == (Better.LOWER, 3.0, 5.0, False)
 
 
 def test_alias_inside_its_own_anchor_is_refused() -> None:
@@ -542,7 +542,7 @@ def test_alias_inside_its_own_anchor_is_refused() -> None:
 def test_deep_nesting_is_an_error_not_a_crash(text: str) -> None:
     result = repo_only(text)
     assert result.errors == (f"{REPO}: YAML nested too deeply; file ignored",)
-    assert result.config == DEFAULTS
+    assert result.repo_config == DEFAULTS
 
 
 @pytest.mark.parametrize(
@@ -562,7 +562,7 @@ def test_yaml_that_breaks_the_loader_is_an_error(text: str) -> None:
     assert len(result.errors) == 1
     assert result.errors[0].endswith("file ignored")
     assert_well_formed(result.errors)
-    assert result.config == DEFAULTS
+    assert result.repo_config == DEFAULTS
 
 
 def test_size_cap() -> None:
@@ -574,7 +574,7 @@ def test_size_cap() -> None:
     for over in (at_cap + "#", at_cap[:-1] + "é"):  # bytes count, not characters
         result = repo_only(over)
         assert result.errors == (f"{REPO}: file larger than 64 KiB; ignored",)
-        assert result.config == DEFAULTS
+        assert result.repo_config == DEFAULTS
 
 
 def test_oversized_text_is_refused_without_reading_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -591,7 +591,7 @@ def test_oversized_text_is_refused_without_reading_it(monkeypatch: pytest.Monkey
 
 def assert_sane(result: ConfigResult) -> None:
     assert_well_formed(result.errors)
-    config = result.config
+    config = result.repo_config
     for value in (config.threshold, config.tolerance):
         assert isinstance(value, float)
         assert math.isfinite(value)
@@ -663,7 +663,7 @@ def test_overlong_names_are_refused() -> None:
     result = repo_only(f"workflows: [{'w' * 201}]\nmute_label: quiet")
     (error,) = result.errors
     assert error.startswith(f"{REPO}: `workflows` must be a list of non-empty strings, got 'www")
-    assert result.config == dataclasses.replace(DEFAULTS, mute_label="quiet")
+    assert result.repo_config == dataclasses.replace(DEFAULTS, mute_label="quiet")
 
 
 # --- platforms ---------------------------------------------------------------------------------
@@ -680,7 +680,7 @@ def test_overlong_names_are_refused() -> None:
 def test_platforms_lists_the_platforms_to_report(text: str, expected: tuple[str, ...]) -> None:
     result = repo_only(text)
     assert result.errors == ()
-    assert result.config.platforms == expected
+    assert result.repo_config.platforms == expected
 
 
 @pytest.mark.parametrize(
@@ -697,9 +697,9 @@ def test_platforms_lists_the_platforms_to_report(text: str, expected: tuple[str,
 )
 def test_bad_platforms_are_named_and_ignored(text: str, message: str) -> None:
     result = resolve_config("platforms: [org_board]\n", None, "r")
-    assert result.config.platforms == ("org_board",)
+    assert result.repo_config.platforms == ("org_board",)
     result = resolve_config(text, "platforms: [org_board]", "net-stack")
     (error,) = result.errors
     assert message in error
     assert_well_formed(result.errors)
-    assert result.config.platforms == ("org_board",)  # the org's value, as for every key
+    assert result.repo_config.platforms == ("org_board",)  # the org's value, as for every key

@@ -21,9 +21,8 @@ import pytest
 from dotenv import dotenv_values
 from githubkit_schemas.latest.models import AppManifestsCodeConversionsPostResponse201
 
-from perfbot.app.jobs import KINDS
+from perfbot.app.routes import SUBSCRIBED_EVENTS
 from perfbot.app.settings import Settings, SettingsError, load_env_file
-from perfbot.app.worker import INSTALLATION_EVENTS
 from perfbot.cli import main
 from perfbot.github.manifest import EVENTS, PERMISSIONS, ManifestError, build_manifest
 from perfbot.github.setup import (
@@ -79,7 +78,7 @@ def test_manifest_asks_for_the_least_perfbot_needs() -> None:
     # What the service tests run with is exactly what the App asks for.
     assert manifest["default_permissions"] == dict(DEFAULT_PERMISSIONS)
     # Every event perfbot handles, except those GitHub sends every App unasked.
-    assert sorted(manifest["default_events"]) == sorted(set(KINDS) - INSTALLATION_EVENTS)
+    assert sorted(manifest["default_events"]) == sorted(SUBSCRIBED_EVENTS)
     assert manifest["default_events"] == [
         "check_run",
         "check_suite",

@@ -36,7 +36,6 @@ from typing import Any
 import psycopg
 import pytest
 
-from perfbot.app.handlers.workflow_run import on_workflow_run
 from tests.deadline import within
 from tests.fakegithub import Hold, Run
 from tests.harness import (
@@ -233,7 +232,7 @@ async def _in_flight(
 ) -> AsyncIterator[asyncio.Future[str]]:
     """The job of ``payload`` running as a task (its download held by ``hold``); released
     and, if still running, cancelled when the block ends."""
-    task = asyncio.ensure_future(bench.run(on_workflow_run, payload, delivery))
+    task = asyncio.ensure_future(bench.run("workflow_run", payload, delivery))
     try:
         yield task
     finally:
@@ -255,7 +254,7 @@ async def test_a_first_attempt_finishing_after_the_second_is_not_posted(
         await until(hold.reached.is_set, "attempt 1's report download")
         await until(lambda: _proven(caplog) == 1, "attempt 1's proof")
         _retried(bench.world, run)
-        newer = await bench.run(on_workflow_run, bench.run_payload(run), "attempt-2")
+        newer = await bench.run("workflow_run", bench.run_payload(run), "attempt-2")
         assert "is up to date" in newer
         shown = _assert_shows_the_newer_result(bench.world)
         writes = len(bench.writes())
@@ -281,7 +280,7 @@ async def test_an_earlier_heads_run_finishing_after_the_later_heads_is_not_poste
         bench.clock[0] += 60.0  # the later head is proven after the earlier one
         pull.head_sha = NEXT_HEAD
         later = bench.world.measured_run(pull, 1002, report=report_zip({**ZPERF_BASE}))
-        newer = await bench.run(on_workflow_run, bench.run_payload(later), "later-head")
+        newer = await bench.run("workflow_run", bench.run_payload(later), "later-head")
         assert "is up to date" in newer
         shown = _assert_shows_the_newer_result(bench.world)
         assert f"<code>{NEXT_HEAD[:7]}</code>" in shown

@@ -139,7 +139,7 @@ async def test_a_shared_read_outlives_the_job_that_started_it(tmp_path: Path) ->
     async def job() -> float:
         installation = app.installation(INSTALLATION)
         async with installation:
-            return (await cache.get(installation, "acme", "widget")).config.tolerance
+            return (await cache.get(installation, "acme", "widget")).repo_config.tolerance
 
     try:
         async with app.installation(INSTALLATION) as warm:  # the token, fetched beforehand

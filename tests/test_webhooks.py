@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from perfbot.app.jobs import WorkflowRunJob, decode, read_workflow_run
+from perfbot.app.jobs import PullRunCompleted, read_workflow_run
+from perfbot.app.routes import decode, job_for
 from perfbot.app.triage import (
     SignatureMismatch,
     WebhookError,
-    job_for,
     parse_delivery,
     sign,
     verify_signature,
@@ -67,7 +67,7 @@ def test_completed_pull_request_run_becomes_a_job() -> None:
     )
     assert job.installation_id == body["installation"]["id"]
     # The queue keeps a slim job, from which the handler reads the same run.
-    assert decode("workflow_run", job.payload) == read_workflow_run(body)
+    assert decode("workflow_run", job.payload) == read_workflow_run(body, PullRunCompleted)
     assert len(job.payload) < len(raw) / 3
 
 
@@ -109,9 +109,9 @@ def test_slim_payload_keeps_the_pull_request_hints() -> None:
     job = job_for(parse_delivery(headers("workflow_run"), json.dumps(body).encode()))
     assert job is not None
     queued = decode("workflow_run", job.payload)
-    assert isinstance(queued, WorkflowRunJob)
+    assert isinstance(queued, PullRunCompleted)
     run = queued.run
-    assert run == read_workflow_run(body).run
+    assert run == read_workflow_run(body, PullRunCompleted).run
     assert run.hinted_pulls == (body["workflow_run"]["pull_requests"][0]["number"],)
 
 
@@ -159,7 +159,7 @@ def test_containers_where_scalars_belong_become_null() -> None:
     job = job_for(parse_delivery(headers("workflow_run"), json.dumps(body).encode()))
     assert job is not None
     kept = decode("workflow_run", job.payload)
-    assert isinstance(kept, WorkflowRunJob)
+    assert isinstance(kept, PullRunCompleted)
     assert kept.run.workflow_name == ""  # as if GitHub had sent null
     assert kept.run.attempt == 1
     assert job.installation_id == 1

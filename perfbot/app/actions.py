@@ -1,37 +1,45 @@
-"""``perfbot comment``: the App's workflow_run handler, run once inside GitHub Actions.
+"""``perfbot comment``: one measurement run's comment, made inside GitHub Actions.
 
 For repositories that cannot install the App: a ``workflow_run`` workflow calls this
-with its own ``GITHUB_TOKEN``. Nothing here is a second implementation: the run is
-fetched through the REST API and handed to the same handler the App uses, with the
-same artifact limits, PR proof, renderer and single edited comment. What differs:
+with its own ``GITHUB_TOKEN``. It runs the App's pipeline from its own pieces, none
+written twice: the run fetched through the REST API, the same artifact limits
+(``download``), PR proof (``runpull``), judge and layout (``reporting``, the engine) and
+single edited comment (``comment``). What differs:
 
 * the author of the comment is the workflow's bot (``github-actions[bot]``), so
   perfbot's own comment is recognised by that login and the marker;
-* there is no durable state between two workflow runs (a throw-away store), so the
-  comment itself is the state: it is found on the PR and edited in place;
-* no check run (the App's Re-run button needs the App) and no stale notices, and the
-  footer offers no ``/perfbot rerun`` (the handler sees no App id: ``Footer.ACTIONS``);
-* the report is also returned, for the job summary (``$GITHUB_STEP_SUMMARY``).
+* nothing is kept between two workflow runs: the comment itself is the state, found on
+  the PR and edited in place; so there is no noise history, no confirming re-run (a
+  second attempt could not know it confirms the first) and no trend;
+* no check run (the App's Re-run button needs the App), and the footer offers no
+  ``/perfbot rerun`` (``Footer.ACTIONS``);
+* the comment is also returned, for the job summary (``$GITHUB_STEP_SUMMARY``).
 """
 
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
+from typing import Any
 
-from perfbot.app.configcache import ConfigCache, FileSource
-from perfbot.app.context import JobContext
-from perfbot.app.handlers.workflow_run import on_workflow_run
-from perfbot.app.jobs import read_workflow_run
-from perfbot.app.repoconfig import ConfigResult
+from perfbot.app.artifacts import ArtifactError
+from perfbot.app.comment import live_for, upsert_comment
+from perfbot.app.configcache import ConfigCache
+from perfbot.app.download import newest_artifact, read_report_or_error
+from perfbot.app.jobs import PullRunCompleted, Run, read_workflow_run
+from perfbot.app.publish import pull_moved
+from perfbot.app.repoconfig import ConfigResult, config_refusal
+from perfbot.app.reporting import laid_out, read_contents, render_context, unreadable
+from perfbot.app.runpull import proven_pull
+from perfbot.engine.judge.judgement import judge_report
+from perfbot.engine.show.render import Footer, Prepared, compose
+from perfbot.github.calls import GitHubCalls
+from perfbot.github.errors import ArtifactGone
 from perfbot.github.installation import TokenSession
 from perfbot.github.transport import Transport
-from perfbot.store.base import PullState
-from perfbot.store.sqlite import SQLiteStore
+from perfbot.github.types import ArtifactInfo, PullInfo
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 DEFAULT_API_URL = "https://api.github.com"
@@ -51,83 +59,107 @@ class CommentJob:
     bot_login: str = ACTIONS_BOT_LOGIN
 
 
-class _CommentOnlyConfigs(ConfigCache):
-    """The repository's configuration, with the App-only check run turned off."""
-
-    async def get(self, source: FileSource, owner: str, repo: str) -> ConfigResult:
-        result = await super().get(source, owner, repo)
-        return replace(result, config=replace(result.config, check_run=False))
-
-
-class _CommentKeepingStore(SQLiteStore):
-    """The throw-away store, keeping which comment the handler wrote (PR, comment id)."""
-
-    written: tuple[int, int] | None = None
-
-    async def save_pull(self, state: PullState) -> None:
-        if state.comment_id is not None:
-            self.written = (state.number, state.comment_id)
-        await super().save_pull(state)
-
-
 async def comment_for_run(
     job: CommentJob,
     *,
     transport: Transport | None = None,
     clock: Callable[[], float] = time.time,
 ) -> str | None:
-    """Post or edit the comment for ``job``'s run, and return its report (None when
-    nothing was posted); GitHubError and BadPayload propagate."""
+    """Post or edit the comment for ``job``'s run, and return it (None when nothing was
+    posted: the reason is logged); GitHubError and BadPayload propagate."""
     session = TokenSession(job.token, job.api_url, transport=transport)
+    logger = logging.LoggerAdapter(log, {"delivery": f"run-{job.run_id}"})
     try:
-        async with session.installation as installation:
-            run = await installation.get_run_json(job.owner, job.repo, job.run_id)
-            if run.get("status") != "completed":
-                # Its artifacts may still be uploading: the run's own completion event
-                # (workflow_run completed) is the time to comment.
-                log.info(
-                    "run %s is %s, not completed: nothing to do yet",
-                    job.run_id,
-                    str(run.get("status"))[:40],
-                )
+        async with session.installation as github:
+            run = await _completed_run(github, job, logger)
+            if run is None:
                 return None
-            payload = {
-                "action": "completed",
-                "workflow_run": run,
-                # The run's repository is the one the workflow belongs to: the base.
-                "repository": run.get("repository"),
-            }
-            with tempfile.TemporaryDirectory(prefix="perfbot-") as folder:
-                store = _CommentKeepingStore(str(Path(folder, "state.db")))
-                await store.setup()
-                try:
-                    ctx = JobContext(
-                        delivery_id=f"run-{job.run_id}",
-                        installation=installation,
-                        store=store,
-                        app_id=None,
-                        bot_login=_constant(job.bot_login),
-                        configs=_CommentOnlyConfigs(),
-                        repo_disabled=lambda _name: False,
-                        now=clock,
-                        worker="perfbot-comment",
-                        log=logging.LoggerAdapter(log, {"delivery": f"run-{job.run_id}"}),
-                    )
-                    await on_workflow_run(ctx, read_workflow_run(payload))
-                finally:
-                    await store.close()
-            if store.written is None:
-                return None
-            # The body as GitHub holds it, whatever the handler composed it from.
-            number, comment_id = store.written
-            comments = await installation.list_comments(job.owner, job.repo, number)
-            return next((c.body for c in comments if c.id == comment_id), None)
+            return await _comment(github, job, run, clock=clock, logger=logger)
     finally:
         await session.close()
 
 
-def _constant(value: str) -> Callable[[], Awaitable[str]]:
-    async def answer() -> str:
-        return value
+async def _completed_run(
+    github: GitHubCalls, job: CommentJob, logger: logging.LoggerAdapter[logging.Logger]
+) -> Run | None:
+    """The run, once completed: before, its artifacts may still be uploading (the run's own
+    completion event is the time to comment)."""
+    found: dict[str, Any] = await github.get_run_json(job.owner, job.repo, job.run_id)
+    status = found.get("status")
+    if status != "completed":
+        logger.info("run %s is %s, not completed: nothing to do yet", job.run_id, str(status)[:40])
+        return None
+    # The run's repository is the one the workflow belongs to: the base.
+    payload = {"action": "completed", "workflow_run": found, "repository": found.get("repository")}
+    run = read_workflow_run(payload, PullRunCompleted).run
+    if run.event != "pull_request" or run.run_repo_id != run.repo_id:
+        logger.info("ignored: run %s is not a pull_request run of this repository", run.id)
+        return None
+    return run
 
-    return answer
+
+async def _comment(
+    github: GitHubCalls,
+    job: CommentJob,
+    run: Run,
+    *,
+    clock: Callable[[], float],
+    logger: logging.LoggerAdapter[logging.Logger],
+) -> str | None:
+    loaded = await ConfigCache().get(github, run.owner, run.name)
+    config = loaded.repo_config
+    ignored = config_refusal(loaded, run.owner, run.name)
+    if ignored is None and not config.matches_workflow(run.workflow_name, run.workflow_path):
+        ignored = f"workflow {run.workflow_name!r} is not a configured measurement"
+    artifacts = [] if ignored else await github.list_run_artifacts(run.owner, run.name, run.id)
+    artifact = newest_artifact(artifacts, config.report_artifact, run.id)
+    if ignored is None and artifact is None:
+        ignored = f"no usable {config.report_artifact!r} artifact on run {run.id}"
+    if ignored is not None or artifact is None:
+        logger.info("ignored: %s", ignored)
+        return None
+    pull = await proven_pull(github, run, artifacts, config, logger)
+    if isinstance(pull, str):
+        return None
+    body = await _body(github, run, pull, artifact, loaded=loaded, now=clock(), logger=logger)
+    # The judging took a while: the PR may have been closed or muted meanwhile.
+    fresh = await github.get_pull(run.owner, run.name, pull.number)
+    refused = pull_moved(run, pull.number, fresh)
+    if refused is None and fresh is not None:
+        refused = config_refusal(loaded, run.owner, run.name, fresh)
+    if refused is not None or fresh is None:
+        logger.info("not posted: %s", refused)
+        return None
+    comment = await upsert_comment(
+        github,
+        run.owner,
+        run.name,
+        pull.number,
+        compose(body, live_for(run.head_sha, fresh.head_sha)),
+        known_id=None,
+        app_id=None,
+        bot_login=job.bot_login,
+    )
+    logger.info("comment %s on PR %s is up to date", comment.id, pull.number)
+    return comment.body
+
+
+async def _body(
+    github: GitHubCalls,
+    run: Run,
+    pull: PullInfo,
+    artifact: ArtifactInfo,
+    *,
+    loaded: ConfigResult,
+    now: float,
+    logger: logging.LoggerAdapter[logging.Logger],
+) -> Prepared:
+    """The report of the run, judged on its own runs and laid out for the comment."""
+    contents = await read_report_or_error(github, run.owner, run.name, artifact)
+    context = render_context(now, run, pull, loaded, Footer.ACTIONS)
+    if isinstance(contents, ArtifactError | ArtifactGone):
+        return unreadable(contents, context, logger).prepared
+    read = read_contents(contents, loaded.repo_config)
+    judged = judge_report(read, loaded.repo_config.policy())
+    context = replace(context, skipped=read.skipped, notices=judged.notices)
+    return laid_out(judged, context, loaded.repo_config).prepared

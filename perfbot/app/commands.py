@@ -11,13 +11,6 @@ Command = Literal["rerun", "help"]
 _COMMAND = re.compile(r"^ {0,3}/perfbot[ \t]+(rerun|help)\b", re.IGNORECASE)
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 
-HELP_TEXT = (
-    "perfbot commands (write them at the start of a line in a PR comment):\n\n"
-    "- `/perfbot rerun` — re-run the performance measurement for the PR's current head "
-    "(needs at least {permission} permission on this repository)\n"
-    "- `/perfbot help` — show this list"
-)
-
 
 def parse_command(body: str) -> Command | None:
     """The first command at the start of a line outside fenced code, or None."""

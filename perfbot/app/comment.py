@@ -9,14 +9,12 @@ it (``publish``). Handlers update a PR's comment only through ``publish``.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from perfbot.app.context import JobContext
 from perfbot.engine.show.render import MARKER, Live, Prepared, Stale, compose
 from perfbot.github.types import CommentInfo
 from perfbot.store.base import PullState
-
-if TYPE_CHECKING:  # the context loads the GitHub client; this module stays free of I/O
-    from perfbot.app.context import JobContext
 
 
 class CommentApi(Protocol):
@@ -73,14 +71,13 @@ async def upsert_comment(
 def live(state: PullState) -> Live:
     """What the PR's state adds above its report: the stale banner while a newer head is
     measured, the re-run line while a requested re-run is under way."""
-    stale = None
-    if (
-        state.newest_head_sha
-        and state.reported_head_sha
-        and state.newest_head_sha != state.reported_head_sha
-    ):
-        stale = Stale(state.reported_head_sha, state.newest_head_sha)
-    return Live(stale, state.rerun_requested_by or None)
+    return live_for(state.reported_head_sha, state.newest_head_sha, state.rerun_requested_by)
+
+
+def live_for(reported: str | None, newest: str | None, rerun_by: str | None = None) -> Live:
+    """The live notices of a report of ``reported`` while the PR's head is ``newest``."""
+    stale = Stale(reported, newest) if reported and newest and newest != reported else None
+    return Live(stale, rerun_by or None)
 
 
 def body(state: PullState) -> str:

@@ -18,19 +18,20 @@ would otherwise spend the repository's runners at will. A person can still ``/pe
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from perfbot.app.artifacts import ArtifactContents
+from perfbot.app.context import JobContext
+from perfbot.app.jobs import Run
+from perfbot.engine.judge import judgement
 from perfbot.engine.judge.confirm import Key
+from perfbot.engine.judge.judgement import EarlierAttempt, Judgement
+from perfbot.engine.judge.notices import NoConfirmation, NotConfirmed
 from perfbot.engine.read.sides import ReportFile, Series, SideReport
 from perfbot.engine.show.export import baseline_document
 from perfbot.github.errors import GitHubError
+from perfbot.github.types import PullInfo
 from perfbot.store.measurements import RunSeries
-
-if TYPE_CHECKING:
-    from perfbot.app.context import JobContext
-    from perfbot.app.jobs import Run
-    from perfbot.github.types import PullInfo
 
 # Long enough to outlive any run and its re-run; the measurement store keeps the samples.
 CONFIRM_MEMORY_SECONDS: Final = 30 * 86_400.0
@@ -45,9 +46,19 @@ def _attempt_key(run: Run, attempt: int) -> str:
     return f"confirming:{run.repo_id}:{run.id}:{attempt}"
 
 
-async def earlier_attempt(ctx: JobContext, run: Run) -> list[RunSeries] | None:
-    """The series of the attempt this one confirms, or None when it confirms nothing (a
+async def earlier_attempt(ctx: JobContext, run: Run) -> EarlierAttempt | None:
+    """The samples of the attempt this one confirms, or None when it confirms nothing (a
     first attempt, or a re-run a person asked for)."""
+    series = await _earlier_series(ctx, run)
+    if series is None:
+        return None
+    return EarlierAttempt(
+        base=[((s.platform, s.metric), s.samples) for s in series if s.side == "base"],
+        head=[((s.platform, s.metric), s.samples) for s in series if s.side == "head"],
+    )
+
+
+async def _earlier_series(ctx: JobContext, run: Run) -> list[RunSeries] | None:
     if run.attempt < 2:
         return None
     if await ctx.store.lock_holder(_attempt_key(run, run.attempt), ctx.now()) != OWNER:
@@ -60,7 +71,7 @@ async def stored_report(ctx: JobContext, run: Run) -> ArtifactContents | None:
     confirming attempt that has no report artifact at all (cancelled, or failed before
     uploading): the held regressions are then called on that one attempt rather than
     left "confirming…" for ever. None when this attempt confirms nothing."""
-    series = await earlier_attempt(ctx, run)
+    series = await _earlier_series(ctx, run)
     if not series:
         return None
     files = []
@@ -77,16 +88,27 @@ async def stored_report(ctx: JobContext, run: Run) -> ArtifactContents | None:
     return ArtifactContents(files, [])
 
 
-async def request(ctx: JobContext, run: Run, pull: PullInfo, keys: tuple[Key, ...]) -> str | None:
+async def confirm_later(ctx: JobContext, run: Run, pull: PullInfo, judged: Judgement) -> Judgement:
+    """``judged`` with its pending regressions held while a second attempt measures them,
+    or, when none could be started, called at once and said why."""
+    why_not = await request(ctx, run, pull, judged.pending)
+    if why_not is None:
+        return judgement.hold(judged, run_id=run.id, attempt=run.attempt + 1)
+    return judgement.not_confirmed(judged, why_not.reason, why_not.detail)
+
+
+async def request(
+    ctx: JobContext, run: Run, pull: PullInfo, keys: tuple[Key, ...]
+) -> NotConfirmed | None:
     """Ask GitHub for one more attempt of ``run`` to confirm ``keys``; None when started,
     else why not (said in the comment, which then calls the regressions at once)."""
     if run.head_repo_id != run.repo_id:
-        return "a fork's PR is not re-run automatically (a maintainer can `/perfbot rerun`)"
+        return NotConfirmed(NoConfirmation.FORK)
     now = ctx.now()
     if not await ctx.store.try_lock(
         _commit_key(run), f"{OWNER}:{run.id}:{run.attempt}", CONFIRM_MEMORY_SECONDS, now
     ):
-        return "this commit was re-run to confirm once already"
+        return NotConfirmed(NoConfirmation.ONCE_ALREADY)
     next_attempt = _attempt_key(run, run.attempt + 1)
     # The lock above is this attempt's own, so a job run again (the worker retries it from
     # the start when a later step fails) takes it again: the mark of the next attempt says
@@ -95,7 +117,7 @@ async def request(ctx: JobContext, run: Run, pull: PullInfo, keys: tuple[Key, ..
         return None
     refused = await ctx.write_refused(run.owner, run.name, pull)
     if refused is not None:
-        return refused
+        return NotConfirmed(NoConfirmation.NOT_ALLOWED, refused)
     await ctx.store.try_lock(next_attempt, OWNER, CONFIRM_MEMORY_SECONDS, now)
     try:
         await ctx.installation.rerun_workflow_run(run.owner, run.name, run.id)
@@ -107,6 +129,6 @@ async def request(ctx: JobContext, run: Run, pull: PullInfo, keys: tuple[Key, ..
             await ctx.store.unlock(_commit_key(run), f"{OWNER}:{run.id}:{run.attempt}")
             raise
         ctx.log.warning("confirming re-run of run %s refused: %s", run.id, exc)
-        return "GitHub refused the re-run"
+        return NotConfirmed(NoConfirmation.GITHUB_REFUSED)
     ctx.log.info("re-running run %s to confirm %d regressions", run.id, len(keys))
     return None

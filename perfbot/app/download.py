@@ -16,9 +16,12 @@ from perfbot.app.artifacts import (
     read_report_zip,
     zip_sha256,
 )
-from perfbot.github.installation import Installation
+from perfbot.github.calls import GitHubCalls
+from perfbot.github.errors import ArtifactGone
 from perfbot.github.types import ArtifactInfo
 
+# Every report artifact is read within these limits (size, ratio, members, paths).
+LIMITS: Final = ArtifactLimits()
 # Up to this size a zip is read on the event loop: a thread costs more than the work.
 # (16 KiB unzip to 3.2 MB at most, the ratio limit.)
 INLINE_ZIP_BYTES: Final = 16 * 1024
@@ -31,7 +34,7 @@ def newest_artifact(artifacts: list[ArtifactInfo], name: str, run_id: int) -> Ar
 
 
 async def download_report(
-    installation: Installation,
+    installation: GitHubCalls,
     owner: str,
     repo: str,
     artifact: ArtifactInfo,
@@ -55,3 +58,14 @@ async def download_report(
     if len(data) <= INLINE_ZIP_BYTES:
         return read_report_zip(data, artifact.name, limits)
     return await asyncio.to_thread(read_report_zip, data, artifact.name, limits)
+
+
+async def read_report_or_error(
+    installation: GitHubCalls, owner: str, repo: str, artifact: ArtifactInfo
+) -> ArtifactContents | ArtifactError | ArtifactGone:
+    """The report's files, or why they could not be read (shown in the comment); other
+    errors (GitHub unavailable, say) are raised for the job to be retried."""
+    try:
+        return await download_report(installation, owner, repo, artifact, LIMITS)
+    except (ArtifactError, ArtifactGone) as exc:
+        return exc

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from perfbot.app.routes import job_for
 from perfbot.app.settings import Settings
 from perfbot.app.suspension import event_time
 from perfbot.app.triage import (
@@ -38,7 +39,6 @@ from perfbot.app.triage import (
     PayloadTooLarge,
     SignatureMismatch,
     WebhookError,
-    job_for,
     parse_delivery,
     signature_well_formed,
     verify_signature,

@@ -1,9 +1,11 @@
 """The job contract: what triage puts on the queue, and what a handler receives.
 
-One frozen dataclass per kind of job (``KINDS``: the queue's ``event`` column names it).
-``encode(job)`` is the JSON text the queue stores (``NewJob.payload``); ``decode(kind,
-text)`` gives the dataclass back, or raises ``BadPayload`` saying why it cannot (the
-worker then ends the job FAILED with that sentence, at once: no retry helps).
+One frozen dataclass per kind of job; which one a delivery or a queued payload is, the
+route table says (``perfbot.app.routes``: by the webhook event the queue's ``event``
+column holds, and for ``workflow_run`` by the action and the run's event). ``encode(job)``
+is the JSON text the queue stores (``NewJob.payload``); ``decode(kind, text, class_of)``
+gives the dataclass back, or raises ``BadPayload`` saying why it cannot (the worker then
+ends the job FAILED with that sentence, at once: no retry helps).
 
 Versions, counted per kind (``version`` on each class):
 
@@ -28,7 +30,17 @@ import json
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, ClassVar, Literal, TypeGuard, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Any,
+    ClassVar,
+    Literal,
+    TypeGuard,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import orjson
 
@@ -108,17 +120,48 @@ class Run:
 
 
 @dataclass(frozen=True, slots=True)
-class WorkflowRunJob:
-    """A pull request's workflow run completed (compare it), or started (mark it stale);
-    or a push run on the default branch completed (record it)."""
+class PullRunCompleted:
+    """A pull request's measurement run completed: compare it, and post the comment."""
 
     version: ClassVar[int] = 3
-    action: str  # one of WORKFLOW_RUN_ACTIONS
+    action: str  # "completed"
     run: Run
 
     @property
     def completed(self) -> bool:
         return self.action == "completed"
+
+
+@dataclass(frozen=True, slots=True)
+class PullRunStarted:
+    """A pull request's measurement run was requested or started: the comment's numbers
+    are for the previous commit until it completes."""
+
+    version: ClassVar[int] = 3
+    action: str  # "requested" or "in_progress"
+    run: Run
+
+    @property
+    def completed(self) -> bool:
+        return self.action == "completed"
+
+
+@dataclass(frozen=True, slots=True)
+class PushRunCompleted:
+    """A push run on the default branch completed: record it (the branch's trend)."""
+
+    version: ClassVar[int] = 3
+    action: str  # "completed"
+    run: Run
+
+    @property
+    def completed(self) -> bool:
+        return self.action == "completed"
+
+
+# The three kinds of workflow_run job share their payload: the route table
+# (``perfbot.app.routes``) tells them apart by the action and the run's event.
+RunJob = PullRunCompleted | PullRunStarted | PushRunCompleted
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,17 +201,7 @@ class InstallationJob:
     forget_repository_ids: tuple[int, ...]  # of deleted / removed: their PRs are forgotten
 
 
-AnyJob = WorkflowRunJob | IssueCommentJob | RerequestJob | InstallationJob
-
-# The queue's event column → the job's class.
-KINDS: dict[str, type[AnyJob]] = {
-    "workflow_run": WorkflowRunJob,
-    "issue_comment": IssueCommentJob,
-    "check_run": RerequestJob,
-    "check_suite": RerequestJob,
-    "installation": InstallationJob,
-    "installation_repositories": InstallationJob,
-}
+AnyJob = RunJob | IssueCommentJob | RerequestJob | InstallationJob
 
 
 # --- the filters ----------------------------------------------------------------------------
@@ -227,11 +260,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def decode(kind: str, payload: str | bytes) -> AnyJob:
+# The route table's answer (``perfbot.app.routes.job_class``): the class of a job by its
+# webhook event, and for a workflow_run by its action and its run's event too.
+ClassOf = Callable[[str, str | None, str | None], type[AnyJob] | None]
+
+
+def decode(kind: str, payload: str | bytes, class_of: ClassOf) -> AnyJob:
     """The job the queue holds as ``payload`` for a job of ``kind``; raises BadPayload."""
-    cls = KINDS.get(kind)
-    if cls is None:
-        raise UnknownJob(f"no handler for event {kind!r}")
     try:
         document = json.loads(payload)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
@@ -241,13 +276,21 @@ def decode(kind: str, payload: str | bytes) -> AnyJob:
     version = document.get("version", LEGACY_VERSION)
     if not _is_int(version) or version < LEGACY_VERSION:
         raise BadPayload(f"the {kind} job's payload has no usable version ({_shown(version)})")
+    action, run_event = _run_kind(kind, document, version)
+    cls = class_of(kind, action, run_event)
+    if cls is None:
+        if action is not None and version <= PullRunCompleted.version:
+            # A malformed workflow_run job says what is wrong with it, as any other does.
+            _read_run(document, version)
+        what = f"event {kind!r}" if action is None else f"{kind} {action} of a {run_event} run"
+        raise UnknownJob(f"no handler for {what}")
     if version > cls.version:
         raise JobTooNew(
             f"job payload version {version} is newer than this perfbot (knows "
             f"{LEGACY_VERSION}–{cls.version} of {kind}): upgrade, or it is dropped"
         )
     if version == LEGACY_VERSION:
-        return _read_legacy(kind, document)
+        return _read_legacy(kind, document, cls)
     fields_only = {key: value for key, value in document.items() if key != "version"}
     upgrade = _UPGRADES.get((kind, version))
     if upgrade is not None:
@@ -256,6 +299,29 @@ def decode(kind: str, payload: str | bytes) -> AnyJob:
     if isinstance(job, RerequestJob | InstallationJob) and job.event != kind:
         raise BadPayload(f"the {kind} job's payload is a {job.event} job")
     return job
+
+
+def _read_run(document: dict[str, Any], version: int) -> None:
+    """Read a workflow_run job whose kind no route knows, for what is wrong with it."""
+    if version == LEGACY_VERSION:
+        read_workflow_run(document, PullRunCompleted)
+    else:
+        fields_only = {key: value for key, value in document.items() if key != "version"}
+        upgrade = _UPGRADES.get(("workflow_run", version))
+        _build(PullRunCompleted, upgrade(fields_only) if upgrade else fields_only, "the job")
+
+
+def _run_kind(kind: str, document: dict[str, Any], version: int) -> tuple[str | None, str | None]:
+    """A workflow_run job's action and its run's event (None, None for other kinds)."""
+    if kind != "workflow_run":
+        return None, None
+    run = document.get("workflow_run" if version == LEGACY_VERSION else "run")
+    action = document.get("action")
+    event = run.get("event") if isinstance(run, dict) else None
+    return (
+        action if isinstance(action, str) else "?",
+        event if isinstance(event, str) else "?",
+    )
 
 
 def _workflow_run_v2(document: dict[str, Any]) -> dict[str, Any]:
@@ -280,9 +346,9 @@ def _shown(value: object) -> str:
 # --- version 1: the previous release's payloads, or a webhook body ----------------------------
 
 
-def _read_legacy(kind: str, payload: JSONObject) -> AnyJob:
+def _read_legacy(kind: str, payload: JSONObject, cls: type[AnyJob]) -> AnyJob:
     if kind == "workflow_run":
-        return read_workflow_run(payload)
+        return read_workflow_run(payload, cast(type[RunJob], cls))
     if kind == "issue_comment":
         job = person_command(payload)
         if job is None:
@@ -293,8 +359,9 @@ def _read_legacy(kind: str, payload: JSONObject) -> AnyJob:
     return read_installation(kind, payload)
 
 
-def read_workflow_run(payload: JSONObject) -> WorkflowRunJob:
-    """A ``workflow_run`` delivery (or triage's slim copy of one) as its job."""
+def read_workflow_run(payload: JSONObject, cls: type[RunJob]) -> RunJob:
+    """A ``workflow_run`` delivery (or triage's slim copy of one) as its job of ``cls``
+    (the route table's choice: a PR run completed or started, or a push run)."""
     action = payload.get("action")
     if action not in WORKFLOW_RUN_ACTIONS:
         raise BadPayload(f"workflow_run delivery with the action {_shown(action)}")
@@ -305,7 +372,7 @@ def read_workflow_run(payload: JSONObject) -> WorkflowRunJob:
         conclusion = run.get("conclusion")
         head_repo_id = head_repo.get("id")
         default_branch = repo.get("default_branch")
-        return WorkflowRunJob(
+        return cls(
             action,
             Run(
                 id=int(run["id"]),

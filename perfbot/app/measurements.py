@@ -11,18 +11,16 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import Final, Protocol
 
+from perfbot.app.context import JobContext
 from perfbot.engine.judge import noise
 from perfbot.engine.judge.compare import NoiseKnowledge
 from perfbot.engine.judge.noise import Noise
 from perfbot.engine.read.sides import Series, SideReport
+from perfbot.github.types import PullInfo
 from perfbot.store.base import Store
 from perfbot.store.measurements import CommitSamples, MeasuredSide, MeasurementRecord, SeriesKey
-
-if TYPE_CHECKING:
-    from perfbot.app.context import JobContext
-    from perfbot.github.types import PullInfo
 
 log = logging.getLogger("perfbot.measurements")
 

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
@@ -74,9 +74,32 @@ class RepoConfig:
 class ConfigResult:
     """The merged configuration, the one-line problems found, and whether the org excluded it."""
 
-    config: RepoConfig
+    repo_config: RepoConfig
     errors: tuple[str, ...] = ()
     excluded_by_org: bool = False
+
+
+def config_refusal(
+    result: ConfigResult, owner: str, name: str, pull: _Labelled | None = None
+) -> str | None:
+    """Why the repository's configuration keeps perfbot from writing to ``owner/name``
+    (or to ``pull``, by its mute label) now, or None when it may."""
+    if result.excluded_by_org:
+        return f"{owner}/.github excludes {name}"
+    if not result.repo_config.enabled:
+        return f"perfbot is disabled for {owner}/{name} by its configuration"
+    if pull is not None and result.repo_config.mutes(pull.labels):
+        return f"PR {pull.number} carries the mute label"
+    return None
+
+
+class _Labelled(Protocol):
+    """A pull request as the mute label sees it (``perfbot.github.types.PullInfo``)."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def labels(self) -> tuple[str, ...]: ...
 
 
 def resolve_config(

@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
+from perfbot.app.context import JobContext
+from perfbot.app.measurements import MeasuredRun
 from perfbot.engine.judge import confirm as engine_confirm
 from perfbot.engine.judge.compare import (
     MOVED,
@@ -37,12 +39,8 @@ from perfbot.engine.show.history import (
     chart_series,
 )
 from perfbot.engine.show.sections import headline
+from perfbot.github.types import PullInfo
 from perfbot.store.measurements import MAX_PULL_RUNS, CommitSamples, PullRun, RunSeries, SeriesKey
-
-if TYPE_CHECKING:
-    from perfbot.app.context import JobContext
-    from perfbot.app.measurements import MeasuredRun
-    from perfbot.github.types import PullInfo
 
 # Rows of the branch read per metric at most: enough for MAX_TREND commits measured a few
 # times each by pushes and by PRs' base sides.

@@ -1,31 +1,22 @@
-"""Webhook deliveries without I/O: the signature check, and which deliveries become jobs."""
+"""Webhook deliveries without I/O: the signature check, and a delivery's parts.
+
+Which deliveries become jobs is the route table's (``perfbot.app.routes.job_for``).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 import orjson
 import simdjson
 
-from perfbot.app.jobs import (
-    WORKFLOW_RUN_ACTIONS,
-    AnyJob,
-    BadPayload,
-    encode,
-    operator_refusal,
-    person_command,
-    read_installation,
-    read_rerequest,
-    read_workflow_run,
-)
 from perfbot.app.jsonobject import JSONObject, is_object
 from perfbot.errors import PerfbotError
-from perfbot.store.base import NewJob
 
 # GitHub never delivers a payload over 25 MB; anything bigger is not from GitHub. The
 # operator's cap (PERFBOT_MAX_BODY_BYTES) may be lower, never higher.
@@ -35,13 +26,6 @@ SIGNATURE_PREFIX = "sha256="
 # read, so a sender without it holds no memory at all.
 _SIGNATURE_SHAPE = re.compile(r"sha256=[0-9a-fA-F]{64}")
 MALFORMED_SIGNATURE = "missing or malformed X-Hub-Signature-256 header"
-
-# Uninstalling perfbot, or removing repositories from it, drops their stored state.
-UNINSTALL_ACTIONS = frozenset(
-    {("installation", "deleted"), ("installation_repositories", "removed")}
-)
-# A suspended installation gets no GitHub call from perfbot until it is unsuspended.
-SUSPENSION_ACTIONS = frozenset({("installation", "suspend"), ("installation", "unsuspend")})
 
 
 class WebhookError(PerfbotError):
@@ -159,151 +143,3 @@ def _parse_object(body: bytes) -> JSONObject:
     if not is_object(document):
         raise WebhookError("the body is not a JSON object")
     return document
-
-
-def job_for(
-    delivery: Delivery, repo_disabled: Callable[[str], bool] = lambda _name: False
-) -> NewJob | None:
-    """The job a delivery asks for, or None when perfbot has nothing to do with it.
-
-    ``repo_disabled`` is the operator's deny list: a denied repository gets no job at all.
-    A delivery lacking a field GitHub always sets is no job either (nothing could run it).
-    """
-    if operator_refusal(repo_disabled, delivery.repository) is not None:
-        return None
-    try:
-        if delivery.event == "workflow_run" and delivery.action in WORKFLOW_RUN_ACTIONS:
-            return _workflow_run_job(delivery)
-        if delivery.event == "issue_comment" and delivery.action == "created":
-            return _issue_comment_job(delivery)
-        if delivery.event in ("check_run", "check_suite") and delivery.action == "rerequested":
-            return _rerequest_job(delivery)
-        if (delivery.event, delivery.action) in UNINSTALL_ACTIONS | SUSPENSION_ACTIONS:
-            return _queued(
-                delivery,
-                read_installation(delivery.event, delivery.payload),
-                f"installation:{delivery.installation_id}",
-            )
-    except BadPayload:
-        return None
-    return None
-
-
-def _queued(delivery: Delivery, job: AnyJob, serial_key: str) -> NewJob:
-    return NewJob(
-        event=delivery.event,
-        payload=encode(job),
-        serial_key=serial_key,
-        installation_id=delivery.installation_id,
-    )
-
-
-def _issue_comment_job(delivery: Delivery) -> NewJob | None:
-    """A new PR comment by a person that holds a command (edited comments are ignored)."""
-    job = person_command(delivery.payload)
-    if job is None:
-        return None
-    # The same key as the PR's other commands: two quick reruns run one after the other.
-    return _queued(delivery, job, f"{job.repo.id}:pr:{job.number}")
-
-
-def _rerequest_job(delivery: Delivery) -> NewJob | None:
-    """The "Re-run" button of a check run or check suite (its app is checked in the job)."""
-    subject = delivery.payload.get(delivery.event)
-    repo = delivery.payload.get("repository")
-    if not is_object(subject) or not is_object(repo):
-        return None
-    pulls = [p.get("number") for p in subject.get("pull_requests") or [] if is_object(p)]
-    numbers = [n for n in pulls if isinstance(n, int)]
-    key = (
-        f"{repo.get('id')}:pr:{numbers[0]}"
-        if len(numbers) == 1
-        else f"{repo.get('id')}:sha:{subject.get('head_sha')}"
-    )
-    return _queued(delivery, read_rerequest(delivery.event, delivery.payload), key)
-
-
-def _workflow_run_job(delivery: Delivery) -> NewJob | None:
-    run = delivery.payload.get("workflow_run")
-    repo = delivery.payload.get("repository")
-    if not is_object(run) or not is_object(repo):
-        return None
-    event = run.get("event")
-    head_repo = run.get("head_repository")
-    if not is_object(head_repo):
-        head_repo = {}
-    if event == "push":
-        # Recorded once finished (no comment to mark stale before): a job per completed
-        # push run, which says why when it is not the default branch's measurement.
-        if delivery.action != "completed":
-            return None
-        job = read_workflow_run(_slim_workflow_run(delivery, run, repo, head_repo))
-        return _queued(delivery, job, f"{_scalar(repo.get('id'))}:push:{job.run.head_branch}")
-    if event != "pull_request":
-        return None
-    # One pull request is one head branch of one head repository: jobs of its runs are
-    # serialised by that pair (the PR number is only proven inside the job).
-    key = (
-        f"{_scalar(repo.get('id'))}:{_scalar(head_repo.get('id'))}"
-        f":{_scalar(run.get('head_branch'))}"
-    )
-    job = read_workflow_run(_slim_workflow_run(delivery, run, repo, head_repo))
-    return _queued(delivery, job, key)
-
-
-# The workflow_run fields its job keeps. A delivery is 20-30 KB, mostly repository and
-# actor details; the job holds only these, so ingest writes a tenth of the bytes.
-_RUN_FIELDS = (
-    "id",
-    "run_attempt",
-    "run_number",
-    "event",
-    "status",
-    "conclusion",
-    "head_sha",
-    "head_branch",
-    "name",
-    "path",
-    "html_url",
-)
-
-
-def _slim_workflow_run(
-    delivery: Delivery, run: JSONObject, repo: JSONObject, head_repo: JSONObject
-) -> dict[str, Any]:
-    """The fields the job reads, each a JSON scalar (a container where GitHub sends a
-    scalar becomes null, which the job refuses as it would any unusable field)."""
-    owner = repo.get("owner")
-    run_repo = run.get("repository")
-    pulls = [
-        {"number": _scalar(p.get("number")), "base": {"repo": {"id": _base_repo_id(p)}}}
-        for p in run.get("pull_requests") or []
-        if is_object(p)
-    ]
-    return {
-        "action": delivery.action,
-        "installation": {"id": delivery.installation_id},
-        "repository": {
-            "id": _scalar(repo.get("id")),
-            "name": _scalar(repo.get("name")),
-            "full_name": _scalar(repo.get("full_name")),
-            "default_branch": _scalar(repo.get("default_branch")),
-            "owner": {"login": _scalar(owner.get("login")) if is_object(owner) else None},
-        },
-        "workflow_run": {
-            **{field: _scalar(run.get(field)) for field in _RUN_FIELDS},
-            "head_repository": {"id": _scalar(head_repo.get("id"))},
-            "repository": {"id": _scalar(run_repo.get("id")) if is_object(run_repo) else None},
-            "pull_requests": pulls,
-        },
-    }
-
-
-def _scalar(value: Any) -> str | int | float | bool | None:
-    return value if isinstance(value, str | int | float | bool) else None
-
-
-def _base_repo_id(pull: JSONObject) -> Any:
-    base = pull.get("base")
-    repo = base.get("repo") if is_object(base) else None
-    return _scalar(repo.get("id")) if is_object(repo) else None

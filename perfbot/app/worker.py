@@ -12,20 +12,10 @@ import socket
 import time
 from collections.abc import Callable
 
+from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
-from perfbot.app.handlers.commands import on_check_rerequested, on_installation, on_issue_comment
-from perfbot.app.handlers.push import on_push_run
-from perfbot.app.handlers.workflow_run import on_workflow_run
-from perfbot.app.jobs import (
-    AnyJob,
-    BadPayload,
-    InstallationJob,
-    IssueCommentJob,
-    RerequestJob,
-    WorkflowRunJob,
-    decode,
-)
+from perfbot.app.jobs import BadPayload
 from perfbot.app.settings import DEFAULT_LEASE_SECONDS
 from perfbot.errors import PerfbotError
 from perfbot.github.app import GitHubApp
@@ -37,26 +27,6 @@ from perfbot.support.retry import MAX_ATTEMPTS, retry_delay
 
 log = logging.getLogger("perfbot.worker")
 
-
-async def handle(ctx: JobContext, job: AnyJob) -> str | None:
-    """Run ``job``'s handler. A handler returns how its job ended, in one line ("ignored:
-    ...", "comment 12 on PR 7 is up to date"); the worker records it with the job, so an
-    absence can be told from a crash."""
-    match job:
-        case WorkflowRunJob() if job.run.event == "push":
-            return await on_push_run(ctx, job)  # the default branch's trend: recorded only
-        case WorkflowRunJob():
-            return await on_workflow_run(ctx, job)
-        case IssueCommentJob():
-            return await on_issue_comment(ctx, job)
-        case RerequestJob():
-            return await on_check_rerequested(ctx, job)
-        case InstallationJob():
-            return await on_installation(ctx, job)
-
-
-# Events that change the installation itself: handled even while it is suspended.
-INSTALLATION_EVENTS = frozenset({"installation", "installation_repositories"})
 LEASE_SECONDS = DEFAULT_LEASE_SECONDS
 IDLE_POLL_SECONDS = 0.5
 # How often a worker looks for processes on its store that have ended (SQLite: a lock
@@ -226,20 +196,20 @@ class Worker:
             )
         try:
             # Read first: a job this perfbot cannot read fails before any other work.
-            typed = decode(job.event, job.payload)
+            typed = routes.decode(job.event, job.payload)
+            route = routes.route_of(typed)
             if job.installation_id is None:
                 raise BadPayload("the delivery names no installation")
-            if job.event not in INSTALLATION_EVENTS and await self._store.is_suspended(
-                job.installation_id
-            ):
+            if not route.while_suspended and await self._store.is_suspended(job.installation_id):
                 # Its owner suspended perfbot: not one call for it until unsuspended.
                 skipped = f"skipped: installation {job.installation_id} is suspended"
                 job_log.info("%s", skipped)
                 await self._store.complete(job.id, owner, self._clock(), reason=skipped)
                 return "skipped"
+            installation = self._github.installation(job.installation_id)
             ctx = JobContext(
                 delivery_id=job.delivery_id,
-                installation=self._github.installation(job.installation_id),
+                installation=installation,
                 store=self._store,
                 app_id=self._github.app_id,
                 bot_login=self._github.bot_login,
@@ -249,8 +219,11 @@ class Worker:
                 worker=owner,
                 log=job_log,
             )
-            async with ctx.installation:
-                reason = await handle(ctx, typed)
+            async with installation:
+                # The handler says how its job ended in one line ("ignored: ...",
+                # "comment 12 on PR 7 is up to date"), recorded with the job, so an
+                # absence can be told from a crash.
+                reason = await routes.handler_of(typed)(ctx, typed)
         except PerfbotError as exc:
             # perfbot's own errors say whether running the job again may help.
             if not exc.retryable:

@@ -14,7 +14,7 @@ import errno
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -22,11 +22,14 @@ from perfbot.cli import workflow
 from perfbot.cli.localfiles import is_within, read_tree
 from perfbot.cli.usage import EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, UsageError
 from perfbot.engine.judge.compare import Comparison, Policy, compare
+from perfbot.engine.judge.judgement import judge_report
+from perfbot.engine.judge.notices import BaselineUnavailable, Notice, PlatformUnmatched
 from perfbot.engine.read import platforms
 from perfbot.engine.read.formats.perfbot_json import deterministic_series
+from perfbot.engine.read.report import narrowed
 from perfbot.engine.read.sides import ReportFile, SideReport, decode, read_side
-from perfbot.engine.show import terminal
-from perfbot.engine.show.escape import clean, text
+from perfbot.engine.show import terminal, wording
+from perfbot.engine.show.escape import clean
 from perfbot.engine.show.export import baseline_document, comparison_document
 from perfbot.engine.show.plot import plot_files
 from perfbot.engine.show.render import RenderContext, render
@@ -53,8 +56,8 @@ class Run:
     base: SideReport
     head: SideReport
     comparison: Comparison | None  # None for a single run
-    notices: list[str] = field(default_factory=list)  # perfbot's words, names untrusted
-    unavailable: str | None = None  # why there is no comparison (the baseline is missing)
+    notices: tuple[Notice, ...] = ()
+    unavailable: BaselineUnavailable | None = None  # why there is no comparison
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if isinstance(result, int):
         return result
     for notice in result.notices:
-        print(f"perfbot: {clean(notice, 400)}", file=err)
+        print(f"perfbot: {clean(wording.plain(notice), 400)}", file=err)
     _write_outputs(args, result, out, err)
     if result.comparison is not None and result.comparison.regressed_beyond_tolerance:
         return EXIT_OK if args.exit_zero else EXIT_REGRESSED
@@ -150,37 +153,37 @@ def _read(args: argparse.Namespace, layout: Layout, err: TextIO) -> Run | int:
         return EXIT_USAGE
     if unavailable is not None and not args.exit_zero:
         # Without --exit-zero a comparison against nothing is a broken setup, not a pass.
-        print(f"perfbot: {clean(unavailable, 400)} (--exit-zero reports it instead)", file=err)
+        reason = wording.unavailable(unavailable)
+        print(f"perfbot: {clean(reason, 400)} (--exit-zero reports it instead)", file=err)
         return EXIT_USAGE
-    notices = []
     wanted = list(args.platform or ())
-    if wanted:
-        missing = platforms.unmatched(wanted, (base, head))
-        if len(missing) == len(wanted):
-            raise UsageError(
-                f"--platform {', '.join(clean(m, 60) for m in missing)} matches no platform "
-                f"measured (there: {_seen(base, head)})"
-            )
-        notices += [f"--platform {name} matches no platform measured" for name in missing]
-        base, head = platforms.select(base, wanted), platforms.select(head, wanted)
+    missing = platforms.unmatched(wanted, (base, head))
+    if wanted and len(missing) == len(wanted):
+        raise UsageError(
+            f"--platform {', '.join(clean(m, 60) for m in missing)} matches no platform "
+            f"measured (there: {_seen(base, head)})"
+        )
+    notices: tuple[Notice, ...] = tuple(PlatformUnmatched(name) for name in missing)
     if layout.single:
-        return Run(base, head, None, notices)
-    base, head, renamed = platforms.line_up(base, head)
-    notices += renamed
-    if unavailable is not None:
-        notices.append(f"comparison not available: {unavailable}")
+        run = platforms.select(head, wanted)
+        return Run(platforms.select(base, wanted), run, None, notices)
     policy = Policy(threshold=args.threshold, tolerance=args.tolerance)
-    return Run(base, head, compare(base, head, policy), notices, unavailable)
+    judged = judge_report(narrowed(base, head, wanted), policy)
+    notices = (*notices, *judged.notices)
+    if unavailable is not None:
+        notices = (*notices, unavailable)
+    base, head = judged.sides
+    return Run(base, head, judged.comparison, notices, unavailable)
 
 
-def _baseline(path: Path, err: TextIO) -> tuple[SideReport, str | None]:
+def _baseline(path: Path, err: TextIO) -> tuple[SideReport, BaselineUnavailable | None]:
     """The base side, or an empty one and why it is not available."""
     if not path.exists():
-        return SideReport(), f"the baseline {path} does not exist"
+        return SideReport(), BaselineUnavailable(str(path), exists=False)
     side = _local_side(path)
     _name_unreadable("base", side, err)
     if side.files_read == 0:
-        return side, f"no file of the baseline {path} could be read"
+        return side, BaselineUnavailable(str(path), exists=True)
     return side, None
 
 
@@ -263,8 +266,7 @@ def _write_outputs(args: argparse.Namespace, result: Run, out: TextIO, err: Text
 def _markdown(result: Run) -> str:
     if result.comparison is None:
         return run_markdown(result.head)
-    notices = tuple(f"⚠️ {text(notice, 400)}" for notice in result.notices)
-    return render(result.comparison, RenderContext(notices=notices))
+    return render(result.comparison, RenderContext(notices=result.notices))
 
 
 def _for_stdout(args: argparse.Namespace, result: Run, markdown: str, out: TextIO) -> str:
@@ -286,7 +288,7 @@ def _isatty(stream: TextIO) -> bool:
 
 def _annotations(result: Run) -> Iterable[str]:
     if result.unavailable is not None:
-        yield workflow.unavailable(result.unavailable)
+        yield workflow.unavailable(wording.unavailable(result.unavailable))
     if result.comparison is not None:
         yield from workflow.annotation_lines(result.comparison)
 

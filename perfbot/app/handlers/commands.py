@@ -1,17 +1,17 @@
-"""Reviewer commands: ``/perfbot rerun`` and ``/perfbot help`` in PR comments, the "Re-run"
-button of perfbot's check run, and forgetting repositories that were uninstalled."""
+"""Reviewer commands: ``/perfbot rerun`` and ``/perfbot help`` in PR comments, and the
+"Re-run" button of perfbot's check run."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
 
-from perfbot.app.commands import HELP_TEXT
 from perfbot.app.comment import publish
 from perfbot.app.context import JobContext
-from perfbot.app.jobs import InstallationJob, IssueCommentJob, Repository, RerequestJob
-from perfbot.app.repoconfig import ConfigResult
-from perfbot.engine.show.escape import code
+from perfbot.app.jobs import IssueCommentJob, Repository, RerequestJob
+from perfbot.app.pulllock import pull_lock
+from perfbot.app.repoconfig import RepoConfig
+from perfbot.engine.show.render import help_body
 from perfbot.github.errors import GitHubError
 from perfbot.github.types import ROLES, PullInfo, Reaction, WorkflowRunInfo
 from perfbot.store.base import PullState
@@ -101,7 +101,7 @@ async def on_issue_comment(ctx: JobContext, job: IssueCommentJob) -> str:
 
 
 async def _answer_help(
-    ctx: JobContext, repo: Repository, pull: PullInfo, login: str, config: ConfigResult
+    ctx: JobContext, repo: Repository, pull: PullInfo, login: str, config: RepoConfig
 ) -> str:
     """The command list as a comment: once per PR and person within the window."""
     refused = await ctx.write_refused(repo.owner, repo.name, pull)
@@ -111,10 +111,8 @@ async def _answer_help(
     key = f"help:{repo.id}:{pull.number}:{login.lower()}"
     if not await ctx.store.try_lock(key, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
         return ctx.ended(f"help: already answered for {login} on PR {pull.number}")
-    permission = code(config.config.rerun_permission)
-    reply = await ctx.installation.create_comment(
-        repo.owner, repo.name, pull.number, HELP_TEXT.format(permission=permission)
-    )
+    body = help_body(config.rerun_permission)
+    reply = await ctx.installation.create_comment(repo.owner, repo.name, pull.number, body)
     return ctx.ended(f"help: answered {login} on PR {pull.number} in comment {reply.id}")
 
 
@@ -156,45 +154,8 @@ async def on_check_rerequested(ctx: JobContext, job: RerequestJob) -> str:
     return ctx.ended(outcome.reason)
 
 
-async def on_installation(ctx: JobContext, job: InstallationJob) -> str:
-    """``installation`` suspend / unsuspend / deleted, ``installation_repositories`` removed."""
-    action, installation_id = job.action, job.installation_id
-    reason = f"installation {installation_id}: {action} (nothing to do)"
-    if action in ("suspend", "unsuspend", "deleted") and isinstance(installation_id, int):
-        # A deleted installation is never installed again under the same id: recorded
-        # like a suspension, for good, so that a job still running for it writes nothing
-        # more. Ordered by GitHub's time: ingest recorded this event already, and an
-        # older one redelivered late leaves the newer state alone.
-        wanted = action != "unsuspend"
-        suspended = await ctx.store.set_suspended(
-            installation_id,
-            wanted,
-            ctx.now(),
-            job.event_time,
-            final=action == "deleted",
-        )
-        outcome = "" if suspended == wanted else " ignored: a newer event is recorded"
-        reason = ctx.ended(f"installation {installation_id}: {action}{outcome}")
-    if action in ("deleted", "removed"):
-        reason = f"{reason}; {await on_uninstalled(ctx, job.forget_repository_ids)}"
-    if action == "deleted" and isinstance(installation_id, int):
-        # Also what its repositories measured that the payload does not list (an
-        # installation on all repositories lists none).
-        await ctx.store.forget_installation(installation_id)
-        reason = ctx.ended(f"{reason}; forgot the measurements of installation {installation_id}")
-    return reason
-
-
-async def on_uninstalled(ctx: JobContext, ids: tuple[int, ...]) -> str:
-    """``installation`` deleted / ``installation_repositories`` removed: forget their PRs
-    and their measurements."""
-    if ids:
-        await ctx.store.forget_repositories(list(ids))
-    return ctx.ended(f"forgot the pull requests of {len(ids)} repositories")
-
-
 async def request_rerun(
-    ctx: JobContext, repo: Repository, pull: PullInfo, login: str, config: ConfigResult
+    ctx: JobContext, repo: Repository, pull: PullInfo, login: str, config: RepoConfig
 ) -> RerunOutcome:
     """Re-run the measurement of the PR's head for ``login``, if their role allows it."""
     inst = ctx.installation
@@ -214,7 +175,7 @@ async def request_rerun(
     except GitHubError as exc:
         return RerunOutcome(Rerun.FAILED, f"re-run failed: {exc}")
     reason = f"re-run of run {choice.run.id} started for {login} ({choice.reason})"
-    async with ctx.pull_lock(repo.id, pull.number):
+    async with pull_lock(ctx, repo.id, pull.number):
         state = await ctx.store.get_pull(repo.id, pull.number) or PullState(repo.id, pull.number)
         state = replace(state, rerun_requested_by=login)
         refused = await ctx.write_refused(repo.owner, repo.name, pull)
@@ -228,7 +189,7 @@ async def request_rerun(
 
 
 async def choose_run(
-    ctx: JobContext, repo: Repository, pull: PullInfo, config: ConfigResult
+    ctx: JobContext, repo: Repository, pull: PullInfo, config: RepoConfig
 ) -> RunChoice:
     """The run to re-run for the PR's head: the one whose report the comment shows, else the
     newest run of a measurement workflow (never another workflow's: CI, lint, docs…)."""
@@ -255,38 +216,38 @@ async def choose_run(
 
 
 async def _newest_measurement(
-    ctx: JobContext, repo: Repository, runs: list[WorkflowRunInfo], config: ConfigResult
+    ctx: JobContext, repo: Repository, runs: list[WorkflowRunInfo], config: RepoConfig
 ) -> WorkflowRunInfo | None:
     """The newest of ``runs`` (newest first) that is a measurement: of a configured
     workflow, or (with none configured) one that uploaded the report artifact."""
-    if config.config.workflows:
-        return next((r for r in runs if config.config.matches_workflow(r.name, r.path)), None)
+    if config.workflows:
+        return next((r for r in runs if config.matches_workflow(r.name, r.path)), None)
     # A run being re-run still lists the artifacts of its earlier attempt.
     for run in runs[:MAX_PROBED_RUNS]:
         artifacts = await ctx.installation.list_run_artifacts(repo.owner, repo.name, run.id)
-        if any(artifact.name == config.config.report_artifact for artifact in artifacts):
+        if any(artifact.name == config.report_artifact for artifact in artifacts):
             return run
     return None
 
 
 async def _role_refusal(
-    ctx: JobContext, repo: Repository, login: str, config: ConfigResult
+    ctx: JobContext, repo: Repository, login: str, config: RepoConfig
 ) -> str | None:
     """Why ``login`` may not command perfbot on ``repo``, or None when they may."""
-    minimum = config.config.rerun_permission
+    minimum = config.rerun_permission
     role = await ctx.installation.collaborator_role(repo.owner, repo.name, login)
     if role_at_least(role, minimum):
         return None
     return f"{login} has role {role}, {minimum} needed"
 
 
-async def _enabled_config(ctx: JobContext, repo: Repository) -> ConfigResult | str:
+async def _enabled_config(ctx: JobContext, repo: Repository) -> RepoConfig | str:
     """The repository's configuration, or (logged) why perfbot must not write there."""
     refused = await ctx.write_refused(repo.owner, repo.name)
     if refused is not None:
         return ctx.ended(f"ignored: {refused}")
-    return await ctx.configs.get(ctx.installation, repo.owner, repo.name)
+    return (await ctx.config(repo.owner, repo.name)).repo_config
 
 
-def _muted(pull: PullInfo, config: ConfigResult) -> bool:
-    return config.config.mutes(pull.labels)
+def _muted(pull: PullInfo, config: RepoConfig) -> bool:
+    return config.mutes(pull.labels)

@@ -12,30 +12,26 @@ from __future__ import annotations
 import asyncio
 from typing import Final
 
-from perfbot.app.artifacts import (
-    ArtifactError,
-    ArtifactLimits,
-)
+from perfbot.app.artifacts import ArtifactError
 from perfbot.app.context import JobContext
-from perfbot.app.download import download_report, newest_artifact
-from perfbot.app.jobs import Run, WorkflowRunJob
+from perfbot.app.download import LIMITS, download_report, newest_artifact
+from perfbot.app.gates import measurement_config
+from perfbot.app.jobs import PushRunCompleted, Run
 from perfbot.app.measurements import INLINE_SERIES, MAX_RECORDED_ROWS, MAX_RECORDED_SAMPLES
+from perfbot.app.repoconfig import RepoConfig
 from perfbot.engine.read import platforms
 from perfbot.engine.read.sides import SIDES, ReportFile, SideReport, read_side, split_sides
 from perfbot.github.errors import ArtifactGone
 from perfbot.store.measurements import MeasurementRecord
 
-LIMITS: Final = ArtifactLimits()
 # Up to this size a report is parsed on the event loop (as for PR runs).
 INLINE_BYTES: Final = 64 * 1024
 
 
-async def on_push_run(ctx: JobContext, job: WorkflowRunJob) -> str:
+async def on_push_run_completed(ctx: JobContext, job: PushRunCompleted) -> str:
     """Record a completed push run of the default branch; every job ends with why."""
     run = job.run
     where = f"{run.head_branch}@{run.head_sha[:7]}"
-    if not job.completed:
-        return ctx.ended(f"ignored: push run {run.id} has not completed")
     if run.run_repo_id != run.repo_id or run.head_repo_id != run.repo_id:
         return ctx.ended(f"ignored: push run {run.id} is not of {run.full_name} itself")
     if run.default_branch is None or run.head_branch != run.default_branch:
@@ -43,31 +39,15 @@ async def on_push_run(ctx: JobContext, job: WorkflowRunJob) -> str:
         return ctx.ended(
             f"ignored: push run {run.id} of {where} is not on the default branch ({default})"
         )
-    refused = await ctx.write_refused(run.owner, run.name)
-    if refused is not None:
-        return ctx.ended(f"ignored: {refused}")
-    config = (await ctx.configs.get(ctx.installation, run.owner, run.name)).config
-    if not config.matches_workflow(run.workflow_name, run.workflow_path):
-        return ctx.ended(f"ignored: workflow {run.workflow_name!r} is not a configured measurement")
+    loaded = await measurement_config(ctx, run)
+    if isinstance(loaded, str):
+        return loaded
     if ctx.app_id is None:
         return ctx.ended(f"push run {run.id}: nothing is recorded without the App")
-    artifacts = await ctx.installation.list_run_artifacts(run.owner, run.name, run.id)
-    artifact = newest_artifact(artifacts, config.report_artifact, run.id)
-    if artifact is None:
-        return ctx.ended(f"no usable {config.report_artifact!r} artifact on push run {run.id}")
-    try:
-        contents = await download_report(ctx.installation, run.owner, run.name, artifact, LIMITS)
-    except (ArtifactError, ArtifactGone) as exc:
-        return ctx.ended(f"push run {run.id} of {where} not recorded: {exc}")
-    if sum(len(file.data) for file in contents.files) <= INLINE_BYTES:
-        side, note = single_side(contents.files)
-    else:  # parsing a big report takes seconds of CPU: off the event loop
-        side, note = await asyncio.to_thread(single_side, contents.files)
-    if side is None:
-        return ctx.ended(f"push run {run.id} of {where} not recorded: {note}")
-    side = platforms.select(side, config.platforms)
-    if not side.series:
-        return ctx.ended(f"push run {run.id} of {where} not recorded: no measurements")
+    measured = await _measured_side(ctx, run, loaded.repo_config, where)
+    if isinstance(measured, str):
+        return ctx.ended(measured)
+    side, note = measured
     # The download took a while: perfbot may have been suspended or disabled meanwhile.
     refused = await ctx.write_refused(run.owner, run.name)
     if refused is not None:
@@ -84,6 +64,32 @@ async def on_push_run(ctx: JobContext, job: WorkflowRunJob) -> str:
     return ctx.ended(
         f"recorded {len(records)} series of {where} (push run{again}): nothing to comment{ignored}"
     )
+
+
+async def _measured_side(
+    ctx: JobContext, run: Run, config: RepoConfig, where: str
+) -> tuple[SideReport, str] | str:
+    """The one side the push run measured, narrowed to ``platforms:``, with a note on what
+    was not read; else why nothing can be recorded."""
+    artifacts = await ctx.installation.list_run_artifacts(run.owner, run.name, run.id)
+    artifact = newest_artifact(artifacts, config.report_artifact, run.id)
+    if artifact is None:
+        return f"no usable {config.report_artifact!r} artifact on push run {run.id}"
+    not_recorded = f"push run {run.id} of {where} not recorded"
+    try:
+        contents = await download_report(ctx.installation, run.owner, run.name, artifact, LIMITS)
+    except (ArtifactError, ArtifactGone) as exc:
+        return f"{not_recorded}: {exc}"
+    if sum(len(file.data) for file in contents.files) <= INLINE_BYTES:
+        side, note = single_side(contents.files)
+    else:  # parsing a big report takes seconds of CPU: off the event loop
+        side, note = await asyncio.to_thread(single_side, contents.files)
+    if side is None:
+        return f"{not_recorded}: {note}"
+    side = platforms.select(side, config.platforms)
+    if not side.series:
+        return f"{not_recorded}: no measurements"
+    return side, note
 
 
 def single_side(files: list[ReportFile]) -> tuple[SideReport | None, str]:

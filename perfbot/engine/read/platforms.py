@@ -9,8 +9,24 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from perfbot.engine.read.sides import SideReport
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformLinedUp:
+    """A board-only folder of one side compared as the other side's twister platform (a
+    notice of the report, worded by ``show/render.py``; both names are untrusted)."""
+
+    side: Literal["base", "head"]
+    platform: str
+    compared_as: str
+
+    @property
+    def other_side(self) -> Literal["base", "head"]:
+        return "head" if self.side == "base" else "base"
 
 
 def board_of(platform: str) -> str:
@@ -49,20 +65,20 @@ def unmatched(wanted: Iterable[str], sides: Iterable[SideReport]) -> list[str]:
     return [name for name in wanted if not any(matches(p, name) for p in seen)]
 
 
-def line_up(base: SideReport, head: SideReport) -> tuple[SideReport, SideReport, list[str]]:
+def line_up(
+    base: SideReport, head: SideReport
+) -> tuple[SideReport, SideReport, list[PlatformLinedUp]]:
     """Board-only platforms renamed to the other side's twister platform, when unambiguous.
 
     ``base/qemu_x86/`` against a twister head that measured ``qemu_x86/atom`` would
-    otherwise be two platforms, each "not available". Returns both sides and one
-    sentence per renaming (perfbot's own words; the names in it are untrusted).
+    otherwise be two platforms, each "not available". Returns both sides and one notice
+    per renaming, base's first, each side's in name order.
     """
-    notices: list[str] = []
     base_names, head_names = platforms_of(base), platforms_of(head)
     base_map = _renames(base_names, head_names)
     head_map = _renames(head_names, base_names)
-    for label, other, renames in (("base", "head", base_map), ("head", "base", head_map)):
-        for old, new in sorted(renames.items()):
-            notices.append(f"{label} platform {old} was compared as {new}, the {other}'s platform")
+    notices = [PlatformLinedUp("base", old, new) for old, new in sorted(base_map.items())]
+    notices += [PlatformLinedUp("head", old, new) for old, new in sorted(head_map.items())]
     return _renamed(base, base_map), _renamed(head, head_map), notices
 
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from perfbot.engine.judge.compare import Comparison, Policy
+from perfbot.engine.judge.notices import Notice
+from perfbot.engine.show import wording
 from perfbot.engine.show.escape import code, short_sha, text
 from perfbot.engine.show.history import History, pushes_section, trend_section
 from perfbot.engine.show.mermaid import block, charts_section
@@ -63,6 +65,7 @@ __all__ = [
     "compose",
     "format_number",
     "headline",
+    "help_body",
     "prepare",
     "render",
 ]
@@ -99,9 +102,8 @@ class RenderContext:
     updated_at: datetime | None = None
     config_errors: tuple[str, ...] = ()  # problems of .github/perfbot.yml, one line each
     skipped: tuple[tuple[str, str], ...] = ()  # artifact members left out: name, reason
-    # Any other notice of the report, in perfbot's words, with each untrusted part already
-    # passed through escape.text (platforms lined up, a --platform that matched nothing).
-    notices: tuple[str, ...] = ()
+    # The report's other notices (platforms lined up, confirm before red…), worded here.
+    notices: tuple[Notice, ...] = ()
     footer: Footer = Footer.CLI
     rerun_permission: str = "write"
     advisory: bool = True
@@ -112,9 +114,10 @@ class RenderContext:
 
 @dataclass(frozen=True, slots=True)
 class Unreadable:
-    """A report that could not be read: the body says why (``reason`` is escaped)."""
+    """A report artifact that could not be read: the body says why (``error``, the
+    reader's one line, is escaped)."""
 
-    reason: str
+    error: str
     policy: Policy = field(default_factory=Policy)
 
 
@@ -191,7 +194,8 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
     notices = _report_notices(context)
     provenance = _provenance(context)
     if isinstance(report, Unreadable):
-        content = _lines(provenance, [f"❌ {text(report.reason, 300)}"])
+        reason = f"The report artifact could not be read: {report.error}"
+        content = _lines(provenance, [f"❌ {text(reason, 300)}"])
         footer = _footer(report.policy, context)
         return _fitted(Prepared(UNREADABLE_HEADLINE, notices, content, footer), budget)
     footer = _footer(report.policy, context)
@@ -370,7 +374,7 @@ def _report_notices(context: RenderContext) -> tuple[str, ...]:
     rest = len(context.skipped) - SHOWN_SKIPPED
     if rest > 0:
         notices.append(f"⚠️ … and {rest} more artifact member{plural(rest)} skipped.")
-    return (*notices, *context.notices)
+    return (*notices, *(wording.markdown(notice) for notice in context.notices))
 
 
 def _provenance(context: RenderContext) -> str:
@@ -404,4 +408,14 @@ def _footer(policy: Policy, context: RenderContext) -> str:
         f"<sub>{advisory} {numbers} Re-measure with `/perfbot rerun` "
         f"({text(context.rerun_permission, 20)} access). "
         "Configure or opt out in `.github/perfbot.yml`.</sub>"
+    )
+
+
+def help_body(permission: str) -> str:
+    """The answer to ``/perfbot help``: the commands, and who may use them."""
+    return (
+        "perfbot commands (write them at the start of a line in a PR comment):\n\n"
+        "- `/perfbot rerun` — re-run the performance measurement for the PR's current head "
+        f"(needs at least {code(permission)} permission on this repository)\n"
+        "- `/perfbot help` — show this list"
     )

@@ -1,0 +1,117 @@
+"""A PR run's report written to its PR: the comment, then perfbot's check run, under the
+PR's lock, and never over a newer result.
+
+Asked again just before writing, because the download and the judging took a while: is
+the PR still open and still the one the run measured, may perfbot still write there, and
+does the comment already show something newer (a later attempt of the run, or a later
+head proven after this run was)?
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Final
+
+from perfbot.app.comment import publish
+from perfbot.app.context import JobContext
+from perfbot.app.jobs import Run
+from perfbot.app.pulllock import pull_lock
+from perfbot.app.repoconfig import RepoConfig
+from perfbot.app.reporting import Report
+from perfbot.github.types import PullInfo
+from perfbot.store.base import PullState
+
+CHECK_RUN_NAME: Final = "perfbot"
+
+
+async def post_report(
+    ctx: JobContext,
+    run: Run,
+    pull: PullInfo,
+    report: Report,
+    config: RepoConfig,
+    *,
+    proved_at: float,
+) -> str:
+    """Write ``report`` of ``run`` to ``pull``; how the job ended, in one line.
+
+    ``proved_at``: when the run's PR was proven, which orders it among the PR's results.
+    """
+    async with pull_lock(ctx, run.repo_id, pull.number):
+        state = await ctx.store.get_pull(run.repo_id, pull.number)
+        if state is not None and superseded(state, run, proved_at):
+            return ctx.ended(f"not posted: PR {pull.number} already shows a newer result")
+        fresh = await ctx.installation.get_pull(run.owner, run.name, pull.number)
+        refused = await report_refused(ctx, run, pull.number, fresh)
+        if refused is not None or fresh is None:
+            return ctx.ended(f"not posted: {refused}")
+        state = replace(
+            state or PullState(run.repo_id, pull.number),
+            # The PR's head now: when it moved past the run's, the comment says its numbers
+            # are for the previous commit.
+            newest_head_sha=fresh.head_sha,
+            reported_head_sha=run.head_sha,
+            reported_run_id=run.id,
+            reported_run_attempt=run.attempt,
+            report_body=report.prepared.dump(),
+            rerun_requested_by=None,
+            updated_at=proved_at,
+        )
+        # With a check run to write, the state is stored once, after it (one write less).
+        state = await publish(ctx, run.owner, run.name, state, save=not config.check_run)
+        done = f"comment {state.comment_id} on PR {pull.number} is up to date"
+        if not config.check_run:
+            return done
+        return await _check_run(ctx, run, fresh, state, report, done=done)
+
+
+async def _check_run(
+    ctx: JobContext, run: Run, fresh: PullInfo, state: PullState, report: Report, *, done: str
+) -> str:
+    refused = await ctx.write_refused(run.owner, run.name, fresh)
+    if refused is not None:
+        await ctx.store.save_pull(state)
+        return ctx.ended(f"{done}; check run not written: {refused}")
+    check_id = await ctx.installation.upsert_check_run(
+        run.owner,
+        run.name,
+        check_run_id=state.check_run_id if state.check_run_head_sha == run.head_sha else None,
+        name=CHECK_RUN_NAME,
+        head_sha=run.head_sha,
+        conclusion=report.check.conclusion,
+        title=report.check.title,
+        summary=report.check.summary,
+    )
+    await ctx.store.save_pull(
+        replace(state, check_run_id=check_id, check_run_head_sha=run.head_sha)
+    )
+    return f"{done}; check run {check_id} too"
+
+
+def superseded(state: PullState, run: Run, proved_at: float) -> bool:
+    """Whether the comment shows a result this run must not replace."""
+    if state.reported_head_sha is None:
+        return False
+    if state.reported_head_sha != run.head_sha:
+        # The shown head was proven to be the PR's head after this one was: it is newer.
+        return state.updated_at > proved_at
+    return state.reported_run_id == run.id and (state.reported_run_attempt or 0) > run.attempt
+
+
+def pull_moved(run: Run, number: int, fresh: PullInfo | None) -> str | None:
+    """Why the report must not go to PR ``number`` as GitHub shows it now, or None: it was
+    closed, deleted, or is no longer the PR the run measured."""
+    if fresh is None:
+        return f"PR {number} no longer exists"
+    if fresh.state != "open":
+        return f"PR {number} was {fresh.state} while its report was read"
+    if fresh.base_repo_id != run.repo_id or fresh.head_repo_id != run.head_repo_id:
+        return f"PR {number} no longer is the PR the run measured"
+    return None
+
+
+async def report_refused(
+    ctx: JobContext, run: Run, number: int, fresh: PullInfo | None
+) -> str | None:
+    """Why the report must not be written to PR ``number`` as GitHub shows it now."""
+    return pull_moved(run, number, fresh) or await ctx.write_refused(run.owner, run.name, fresh)

@@ -1,0 +1,59 @@
+"""A pull request's lock: one job at a time reads and writes a PR's comment and state."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from perfbot.app.context import JobContext
+from perfbot.errors import PerfbotError
+from perfbot.support.keepalive import Lost, kept
+
+# A PR's lock is refreshed while held, so it can be short: when its process dies, the
+# PR waits at most this long for the next job.
+LOCK_TTL_SECONDS = 15.0
+LOCK_REFRESH_SECONDS = LOCK_TTL_SECONDS / 5
+LOCK_WAIT_SECONDS = 20.0
+
+
+class PullLocked(PerfbotError):
+    """Another job holds the pull request's lock for too long, or this one lost it: the job
+    is run again later (lock contention, not a GitHub outage)."""
+
+    retryable = True
+
+
+@asynccontextmanager
+async def pull_lock(ctx: JobContext, repo_id: int, number: int) -> AsyncIterator[None]:
+    """Serialise everything that reads and writes one PR's comment and state.
+
+    The lock is refreshed while held. Should it be lost (refreshes failing for most of
+    its lifetime, or another job holding it), the block is cancelled and ``PullLocked`` is
+    raised: the job goes back to the queue rather than write beside another one.
+    """
+    store, now = ctx.store, ctx.now
+    key = f"pull:{repo_id}:{number}"
+    # ``worker`` names this claim of the job, so a stale run never shares the lock.
+    owner = f"{ctx.worker}:{ctx.delivery_id}"
+    waited = 0.0
+    while not await store.try_lock(key, owner, LOCK_TTL_SECONDS, now()):
+        if waited >= LOCK_WAIT_SECONDS:
+            raise PullLocked(f"pull request {number} is being updated by another job")
+        await asyncio.sleep(0.05)
+        waited += 0.05
+    lock = kept(
+        lambda: store.try_lock(key, owner, LOCK_TTL_SECONDS, now()),
+        every=LOCK_REFRESH_SECONDS,
+        grace=LOCK_TTL_SECONDS - 2 * LOCK_REFRESH_SECONDS,
+        clock=now,
+        what=f"the lock of {key}",
+        log=ctx.log,
+    )
+    try:
+        async with lock:
+            yield
+    except Lost:
+        raise PullLocked(f"lost the lock of pull request {number} while updating it") from None
+    finally:
+        await store.unlock(key, owner)

@@ -1,0 +1,148 @@
+"""A PR run's report judged and laid out for its comment and check run.
+
+The judging is the engine's (``perfbot.engine.judge.judgement``); here is what the App
+adds around it: the report's files read off the event loop when they are big, the noise
+the measurement store learned, the earlier attempt this one confirms, the confirming
+re-run, the history. ``perfbot comment`` uses the pure half (``read_contents``,
+``laid_out``) without a store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Final, ParamSpec, TypeVar
+
+from perfbot.app import confirm
+from perfbot.app.artifacts import ArtifactContents, ArtifactError
+from perfbot.app.context import JobContext
+from perfbot.app.jobs import Run
+from perfbot.app.measurements import learned_noise
+from perfbot.app.repoconfig import ConfigResult, RepoConfig
+from perfbot.app.report_history import report_history
+from perfbot.engine.judge.judgement import Judgement, judge_report
+from perfbot.engine.read.report import ReadReport, read_report
+from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show import checkrun
+from perfbot.engine.show.checkrun import CheckRun
+from perfbot.engine.show.render import Footer, Prepared, RenderContext, Unreadable, compose, prepare
+from perfbot.github.errors import ArtifactGone
+from perfbot.github.types import PullInfo
+
+# Up to this size a report is parsed and rendered on the event loop: a thread costs more
+# than the work (the zip's own threshold: perfbot.app.download).
+INLINE_BYTES: Final = 64 * 1024
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A report laid out for the comment, and what perfbot's check run says about it."""
+
+    prepared: Prepared
+    check: CheckRun
+    # The base and head sides as read, for the measurement store (None: nothing to record).
+    sides: tuple[SideReport, SideReport] | None = None
+
+
+def render_context(
+    now: float, run: Run, pull: PullInfo, loaded: ConfigResult, footer: Footer
+) -> RenderContext:
+    """What the body says of where the report comes from, and what its footer offers."""
+    config = loaded.repo_config
+    return RenderContext(
+        head_sha=run.head_sha,
+        base_sha=pull.base_sha,
+        base_ref=pull.base_ref,
+        run_url=run.html_url or None,
+        run_label=f"{run.workflow_name or 'measurement'} run {run.number}",
+        updated_at=datetime.fromtimestamp(now, UTC),
+        config_errors=tuple(loaded.errors),
+        footer=footer,
+        rerun_permission=config.rerun_permission,
+        advisory=not config.fail_on_regression,
+    )
+
+
+def unreadable(
+    error: ArtifactError | ArtifactGone,
+    context: RenderContext,
+    log: logging.LoggerAdapter[logging.Logger],
+) -> Report:
+    """The report of an artifact that could not be read: the comment says why."""
+    log.info("report artifact unreadable: %s", error)
+    prepared = prepare(Unreadable(str(error)), context)
+    return Report(prepared, checkrun.for_unreadable(compose(prepared)))
+
+
+def read_contents(contents: ArtifactContents, config: RepoConfig) -> ReadReport:
+    """Both sides of the artifact's files, narrowed to the configured ``platforms:``."""
+    return read_report(
+        contents.files,
+        collisions=contents.collisions,
+        skipped=contents.skipped,
+        wanted=config.platforms,
+    )
+
+
+def laid_out(judged: Judgement, context: RenderContext, config: RepoConfig) -> Report:
+    """The judged report as its comment and check run."""
+    prepared = prepare(judged.comparison, context)
+    check = checkrun.for_comparison(
+        judged.comparison, compose(prepared), fail_on_regression=config.fail_on_regression
+    )
+    # A report that is the confirmed attempt's own again is not recorded twice: its runs,
+    # stored as a second measurement, would teach the noise model perfect agreement.
+    return Report(prepared, check, None if judged.repeated else judged.sides)
+
+
+async def judge_for_pull(
+    ctx: JobContext,
+    run: Run,
+    pull: PullInfo,
+    contents: ArtifactContents | ArtifactError | ArtifactGone,
+    loaded: ConfigResult,
+) -> Report:
+    """The App's report of ``run`` on ``pull``, with what the store knows around it."""
+    config = loaded.repo_config
+    context = render_context(ctx.now(), run, pull, loaded, Footer.APP)
+    if isinstance(contents, ArtifactError | ArtifactGone):
+        return unreadable(contents, context, ctx.log)
+    # Parsing, comparing and rendering a big report takes seconds of CPU: off the event
+    # loop, so that webhooks are still answered (within GitHub's 10 s) and other jobs run.
+    inline = sum(len(f.data) for f in contents.files) <= INLINE_BYTES
+    read = await _in_turn(inline, read_contents, contents, config)
+    # The noise of each metric, as earlier measurements of the same commits show it.
+    knowledge = await learned_noise(ctx, run, pull, (read.base, read.head))
+    # This attempt may be perfbot's confirmation of the one before: both are judged together.
+    earlier = await confirm.earlier_attempt(ctx, run) if config.confirm else None
+    policy = config.policy()
+    judged = await _in_turn(
+        inline, judge_report, read, policy, knowledge, earlier, attempt=run.attempt
+    )
+    if judged.pending and config.confirm and earlier is None:
+        judged = await confirm.confirm_later(ctx, run, pull, judged)
+    # This PR's earlier pushes and the target branch's recent values, from the store.
+    history = await report_history(
+        ctx,
+        run,
+        pull,
+        judged.sides,
+        comparison=judged.comparison,
+        policy=policy,
+        knowledge=knowledge,
+    )
+    context = replace(context, skipped=read.skipped, notices=judged.notices, history=history)
+    return await _in_turn(inline, laid_out, judged, context, config)
+
+
+async def _in_turn(inline: bool, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``work`` on the event loop when it is small, else in a thread."""
+    if inline:
+        return work(*args, **kwargs)
+    return await asyncio.to_thread(work, *args, **kwargs)

@@ -1,0 +1,324 @@
+"""The route table: which deliveries become jobs, of which kind, run one after another by
+which key, and handled by which handler. Ingest asks it what to queue (``job_for``), the
+worker what a queued job is (``decode``) and who runs it (``handler_of``).
+
+One row per (event, actions, kind of run). A handler is named by its module path and
+function (``module:function``), imported when a job first needs it: the table stays free
+of I/O, so triage and ingest can read it without loading the GitHub client.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final
+
+from perfbot.app import jobs
+from perfbot.app.jobs import (
+    AnyJob,
+    BadPayload,
+    InstallationJob,
+    IssueCommentJob,
+    PullRunCompleted,
+    PullRunStarted,
+    PushRunCompleted,
+    RerequestJob,
+    RunJob,
+    encode,
+    operator_refusal,
+    person_command,
+    read_installation,
+    read_rerequest,
+    read_workflow_run,
+)
+from perfbot.app.jsonobject import JSONObject, is_object
+from perfbot.store.base import NewJob
+
+if TYPE_CHECKING:  # the handlers' own imports load the GitHub client: named, not imported
+    from perfbot.app.context import JobContext
+    from perfbot.app.triage import Delivery
+
+Handler = Callable[["JobContext", Any], Awaitable[str]]
+SerialKey = Callable[["Delivery", Any], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Deliveries of ``event`` with one of ``actions`` (and, for ``workflow_run``, a run of
+    the event ``run_event``) become jobs of ``job``, serialised by ``serial_key`` and run by
+    ``handler``. ``while_suspended``: run even while the installation is suspended (the
+    events that change the installation itself)."""
+
+    event: str
+    actions: frozenset[str]
+    run_event: str | None
+    job: type[AnyJob]
+    serial_key: SerialKey
+    handler: str  # "perfbot.app.handlers.<module>:<function>"
+    while_suspended: bool = False
+
+
+def _pull_run_key(delivery: Delivery, job: RunJob) -> str:
+    # One pull request is one head branch of one head repository: jobs of its runs are
+    # serialised by that pair (the PR number is only proven inside the job).
+    run = _object(delivery.payload, "workflow_run")
+    head_repo = _object(run, "head_repository")
+    return f"{job.run.repo_id}:{_scalar(head_repo.get('id'))}:{_scalar(run.get('head_branch'))}"
+
+
+def _push_key(_delivery: Delivery, job: RunJob) -> str:
+    return f"{job.run.repo_id}:push:{job.run.head_branch}"
+
+
+def _command_key(_delivery: Delivery, job: IssueCommentJob) -> str:
+    # The same key as the PR's other commands: two quick reruns run one after the other.
+    return f"{job.repo.id}:pr:{job.number}"
+
+
+def _rerequest_key(delivery: Delivery, job: RerequestJob) -> str:
+    subject = _object(delivery.payload, delivery.event)
+    pulls = [p.get("number") for p in subject.get("pull_requests") or [] if is_object(p)]
+    numbers = [n for n in pulls if isinstance(n, int)]
+    if len(numbers) == 1:
+        return f"{job.repo.id}:pr:{numbers[0]}"
+    return f"{job.repo.id}:sha:{job.head_sha}"
+
+
+def _installation_key(delivery: Delivery, _job: InstallationJob) -> str:
+    return f"installation:{delivery.installation_id}"
+
+
+_HANDLERS: Final = "perfbot.app.handlers"
+ROUTES: Final = (
+    Route(
+        "workflow_run",
+        frozenset({"completed"}),
+        "pull_request",
+        PullRunCompleted,
+        _pull_run_key,
+        f"{_HANDLERS}.workflow_run:on_pull_run_completed",
+    ),
+    Route(
+        "workflow_run",
+        frozenset({"requested", "in_progress"}),
+        "pull_request",
+        PullRunStarted,
+        _pull_run_key,
+        f"{_HANDLERS}.run_started:on_pull_run_started",
+    ),
+    # Recorded once finished (no comment to mark stale before): a job per completed push
+    # run, which says why when it is not the default branch's measurement.
+    Route(
+        "workflow_run",
+        frozenset({"completed"}),
+        "push",
+        PushRunCompleted,
+        _push_key,
+        f"{_HANDLERS}.push:on_push_run_completed",
+    ),
+    Route(
+        "issue_comment",
+        frozenset({"created"}),
+        None,
+        IssueCommentJob,
+        _command_key,
+        f"{_HANDLERS}.commands:on_issue_comment",
+    ),
+    *(
+        Route(
+            event,
+            frozenset({"rerequested"}),
+            None,
+            RerequestJob,
+            _rerequest_key,
+            f"{_HANDLERS}.commands:on_check_rerequested",
+        )
+        for event in ("check_run", "check_suite")
+    ),
+    # Uninstalling perfbot, or removing repositories from it, drops their stored state; a
+    # suspended installation gets no GitHub call from perfbot until it is unsuspended.
+    Route(
+        "installation",
+        frozenset({"deleted", "suspend", "unsuspend"}),
+        None,
+        InstallationJob,
+        _installation_key,
+        f"{_HANDLERS}.installation:on_installation",
+        while_suspended=True,
+    ),
+    Route(
+        "installation_repositories",
+        frozenset({"removed"}),
+        None,
+        InstallationJob,
+        _installation_key,
+        f"{_HANDLERS}.installation:on_installation",
+        while_suspended=True,
+    ),
+)
+# The events an App receives without subscribing: its own installation's.
+APP_EVENTS: Final = frozenset({"installation", "installation_repositories"})
+# What perfbot's App subscribes to (its manifest's default events).
+SUBSCRIBED_EVENTS: Final = frozenset(r.event for r in ROUTES) - APP_EVENTS
+
+
+def route_for(event: str, action: str | None, run_event: str | None = None) -> Route | None:
+    """The route of a delivery of ``event`` and ``action`` (of a run of ``run_event``)."""
+    for route in ROUTES:
+        if route.event == event and action in route.actions and route.run_event == run_event:
+            return route
+    return None
+
+
+def job_class(kind: str, action: str | None, run_event: str | None) -> type[AnyJob] | None:
+    """The class of a queued job of ``kind``, for ``jobs.decode``: by its action and run
+    for a workflow_run, by the event alone for the others (their payloads hold no action)."""
+    if action is not None or run_event is not None:
+        route = route_for(kind, action, run_event)
+        return route.job if route is not None else None
+    return next((route.job for route in ROUTES if route.event == kind), None)
+
+
+def decode(kind: str, payload: str | bytes) -> AnyJob:
+    """The job the queue holds as ``payload`` for ``kind``; raises BadPayload."""
+    return jobs.decode(kind, payload, job_class)
+
+
+def route_of(job: AnyJob) -> Route:
+    """The route a job came by (every job class has one)."""
+    return next(route for route in ROUTES if isinstance(job, route.job))
+
+
+def handler_of(job: AnyJob) -> Handler:
+    """The handler of ``job``'s route, imported on first use."""
+    return _handler(route_of(job).handler)
+
+
+@cache
+def _handler(reference: str) -> Handler:
+    module, _, function = reference.partition(":")
+    handler: Handler = getattr(importlib.import_module(module), function)
+    return handler
+
+
+def job_for(
+    delivery: Delivery, repo_disabled: Callable[[str], bool] = lambda _name: False
+) -> NewJob | None:
+    """The job a delivery asks for, or None when perfbot has nothing to do with it.
+
+    ``repo_disabled`` is the operator's deny list: a denied repository gets no job at all.
+    A delivery lacking a field GitHub always sets is no job either (nothing could run it).
+    """
+    if operator_refusal(repo_disabled, delivery.repository) is not None:
+        return None
+    run = delivery.payload.get("workflow_run") if delivery.event == "workflow_run" else None
+    run_event = run.get("event") if is_object(run) else None
+    route = route_for(delivery.event, delivery.action, _scalar_text(run_event))
+    if route is None:
+        return None
+    try:
+        job = _read(route, delivery)
+    except BadPayload:
+        return None
+    if job is None:
+        return None
+    return NewJob(
+        event=delivery.event,
+        payload=encode(job),
+        serial_key=route.serial_key(delivery, job),
+        installation_id=delivery.installation_id,
+    )
+
+
+def _read(route: Route, delivery: Delivery) -> AnyJob | None:
+    """The job of a delivery on ``route``; raises BadPayload when a field is unusable."""
+    payload = delivery.payload
+    if route.event == "workflow_run":
+        run, repo = payload.get("workflow_run"), payload.get("repository")
+        if not is_object(run) or not is_object(repo):
+            return None
+        slim = _slim_workflow_run(delivery, run, repo)
+        return read_workflow_run(slim, _run_job(route.job))
+    if route.event == "issue_comment":
+        # A new PR comment by a person that holds a command (edited comments are ignored).
+        return person_command(payload)
+    if route.job is RerequestJob:
+        # The "Re-run" button of a check run or check suite (its app is checked in the job).
+        subject, repo = payload.get(delivery.event), payload.get("repository")
+        if not is_object(subject) or not is_object(repo):
+            return None
+        return read_rerequest(delivery.event, payload)
+    return read_installation(delivery.event, payload)
+
+
+def _run_job(cls: type[AnyJob]) -> type[RunJob]:
+    if cls is PullRunCompleted or cls is PullRunStarted or cls is PushRunCompleted:
+        return cls
+    raise AssertionError(f"{cls.__name__} is no workflow_run job")
+
+
+# The workflow_run fields its job keeps. A delivery is 20-30 KB, mostly repository and
+# actor details; the job holds only these, so ingest writes a tenth of the bytes.
+_RUN_FIELDS: Final = (
+    "id",
+    "run_attempt",
+    "run_number",
+    "event",
+    "status",
+    "conclusion",
+    "head_sha",
+    "head_branch",
+    "name",
+    "path",
+    "html_url",
+)
+
+
+def _slim_workflow_run(delivery: Delivery, run: JSONObject, repo: JSONObject) -> dict[str, Any]:
+    """The fields the job reads, each a JSON scalar (a container where GitHub sends a
+    scalar becomes null, which the job refuses as it would any unusable field)."""
+    owner = repo.get("owner")
+    run_repo = run.get("repository")
+    pulls = [
+        {"number": _scalar(p.get("number")), "base": {"repo": {"id": _base_repo_id(p)}}}
+        for p in run.get("pull_requests") or []
+        if is_object(p)
+    ]
+    return {
+        "action": delivery.action,
+        "installation": {"id": delivery.installation_id},
+        "repository": {
+            "id": _scalar(repo.get("id")),
+            "name": _scalar(repo.get("name")),
+            "full_name": _scalar(repo.get("full_name")),
+            "default_branch": _scalar(repo.get("default_branch")),
+            "owner": {"login": _scalar(owner.get("login")) if is_object(owner) else None},
+        },
+        "workflow_run": {
+            **{field: _scalar(run.get(field)) for field in _RUN_FIELDS},
+            "head_repository": {"id": _scalar(_object(run, "head_repository").get("id"))},
+            "repository": {"id": _scalar(run_repo.get("id")) if is_object(run_repo) else None},
+            "pull_requests": pulls,
+        },
+    }
+
+
+def _object(parent: JSONObject, key: str) -> JSONObject:
+    value = parent.get(key)
+    return value if is_object(value) else {}
+
+
+def _scalar(value: Any) -> str | int | float | bool | None:
+    return value if isinstance(value, str | int | float | bool) else None
+
+
+def _scalar_text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _base_repo_id(pull: JSONObject) -> Any:
+    base = pull.get("base")
+    repo = base.get("repo") if is_object(base) else None
+    return _scalar(repo.get("id")) if is_object(repo) else None

@@ -1,0 +1,78 @@
+"""The GitHub calls a job makes, as a protocol: what handlers and the App's logic depend on.
+
+``installation.Installation`` is the real one (githubkit over HTTP); the tests' fake
+GitHub answers the same calls over its own transport. Importable without githubkit,
+httpx or aiohttp, so the job context and the comment's composition stay free of I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from perfbot.github.types import (
+    ArtifactInfo,
+    CommentInfo,
+    Conclusion,
+    PullInfo,
+    Reaction,
+    WorkflowRunInfo,
+)
+
+
+class GitHubCalls(Protocol):
+    """Every call perfbot makes on behalf of one installation (or a workflow's token)."""
+
+    @property
+    def id(self) -> int | None:
+        """The installation's id (None: a plain token, as ``perfbot comment`` has)."""
+
+    async def list_run_artifacts(
+        self, owner: str, repo: str, run_id: int
+    ) -> list[ArtifactInfo]: ...
+
+    async def download_artifact(
+        self, owner: str, repo: str, artifact_id: int, max_bytes: int
+    ) -> bytes: ...
+
+    async def get_pull(self, owner: str, repo: str, number: int) -> PullInfo | None: ...
+
+    async def pulls_for_commit(self, owner: str, repo: str, sha: str) -> list[PullInfo]: ...
+
+    async def list_comments(self, owner: str, repo: str, number: int) -> list[CommentInfo]: ...
+
+    async def create_comment(
+        self, owner: str, repo: str, number: int, body: str
+    ) -> CommentInfo: ...
+
+    async def update_comment(
+        self, owner: str, repo: str, comment_id: int, body: str
+    ) -> CommentInfo | None: ...
+
+    async def add_reaction(
+        self, owner: str, repo: str, comment_id: int, content: Reaction
+    ) -> None: ...
+
+    async def collaborator_role(self, owner: str, repo: str, username: str) -> str: ...
+
+    async def get_run_json(self, owner: str, repo: str, run_id: int) -> dict[str, Any]: ...
+
+    async def runs_for_head(
+        self, owner: str, repo: str, head_sha: str
+    ) -> list[WorkflowRunInfo]: ...
+
+    async def rerun_workflow_run(self, owner: str, repo: str, run_id: int) -> None: ...
+
+    async def upsert_check_run(
+        self,
+        owner: str,
+        repo: str,
+        *,
+        check_run_id: int | None,
+        name: str,
+        head_sha: str,
+        conclusion: Conclusion,
+        title: str,
+        summary: str,
+    ) -> int: ...
+
+    async def get_file(self, owner: str, repo: str, path: str) -> str | None: ...
