@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from perfbot.engine.judge import noise
+from perfbot.engine.judge import noise, stats
 from perfbot.engine.judge.compare import MOVED, MetricResult, Policy, Verdict, compare
 from perfbot.engine.judge.noise import Noise, Source
 from perfbot.engine.read.sides import SideReport
@@ -59,7 +59,7 @@ def test_no_degrees_of_freedom_means_no_move_can_be_told() -> None:
     ],
 )
 def test_mann_whitney_exact_p_values(base: list[float], head: list[float], p: float) -> None:
-    assert noise._mann_whitney_p(base, head) == pytest.approx(p)
+    assert stats.mann_whitney_p(base, head) == pytest.approx(p)
 
 
 def test_ranks_must_agree_at_three_runs_but_not_fewer() -> None:

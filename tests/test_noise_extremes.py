@@ -14,7 +14,7 @@ from typing import cast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.engine.judge import noise
+from perfbot.engine.judge import noise, stats
 from perfbot.engine.judge.compare import Verdict, compare
 from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better, Scale
@@ -106,4 +106,4 @@ def test_the_rank_test_is_not_quadratic_in_the_runs() -> None:
 )
 def test_u_counts_every_pair_a_tie_half(first: list[float], second: list[float]) -> None:
     pairs = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in first for b in second)
-    assert noise._u(first, second) == pairs
+    assert stats.u_statistic(first, second) == pairs

@@ -18,6 +18,7 @@ from typing import Literal
 
 from perfbot.engine.judge import noise as noise_model
 from perfbot.engine.judge.noise import Noise
+from perfbot.engine.judge.stats import median
 from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better, FailedCase, Scale, Settings
 
@@ -104,22 +105,11 @@ class Stats:
     @classmethod
     def of(cls, samples: Iterable[float]) -> Stats:
         values = tuple(samples)
-        return cls(_median(values), min(values), max(values), values)
+        return cls(median(values), min(values), max(values), values)
 
     @property
     def n(self) -> int:
         return len(self.samples)
-
-
-def _median(values: tuple[float, ...]) -> float:
-    """The median, finite for any finite samples: ``statistics.median`` adds the two middle
-    values first, which overflows to infinity for samples near the float limit."""
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    # Halving is exact for normal floats, so this equals (a + b) / 2 wherever that is finite.
-    return ordered[middle - 1] / 2 + ordered[middle] / 2
 
 
 @dataclass(frozen=True, slots=True)

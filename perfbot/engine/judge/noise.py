@@ -27,14 +27,13 @@ strictest attainable level): one outlier run cannot make a move alone either.
 
 from __future__ import annotations
 
-import bisect
 import enum
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
-from perfbot.engine.judge._robust_table import CRITICAL
+from perfbot.engine.judge import stats
+from perfbot.engine.judge.stats import median as _median
 from perfbot.model import Scale
 
 # Two-sided false-alarm rate per metric. A report holds tens of metrics: at 1 % each,
@@ -129,7 +128,7 @@ def learned(groups: Sequence[Sequence[float]], scale: Scale, evidence: str) -> N
         outliers = sum(len(a) - len(b) for a, b in zip(usable, kept_groups, strict=True))
         if outliers > OUTLIER_SHARE * sum(len(group) for group in usable):
             kept_groups = usable
-    squares, df = _squares(kept_groups)
+    squares, df = stats.pooled_squares(kept_groups)
     if df < MIN_LEARNED_DF:
         return None
     return Noise(math.sqrt(squares / df), df, Source.LEARNED, evidence, outliers)
@@ -138,7 +137,7 @@ def learned(groups: Sequence[Sequence[float]], scale: Scale, evidence: str) -> N
 def within_run(base: Sequence[float], head: Sequence[float], scale: Scale) -> Noise | None:
     """Noise from the repeats of each side, pooled; None with no repeat on either side."""
     sides = [judging_units(side, scale) for side in (base, head)]
-    squares, df = _squares([units for units in sides if units is not None])
+    squares, df = stats.pooled_squares([units for units in sides if units is not None])
     if df == 0:
         return None
     runs = f"{len(base)} base and {len(head)} PR runs"
@@ -158,66 +157,6 @@ def pooled(first: Noise, second: Noise) -> Noise:
         f"{first.evidence} and {second.evidence}",
         first.outliers + second.outliers,
     )
-
-
-@cache
-def critical(df: int, alpha: float = ALPHA / 2) -> float:
-    """How many standard errors a move must reach: Student's t at 1 − alpha/2 (by
-    default the t test's half of ``ALPHA``)."""
-    if df <= 0:
-        return math.inf
-    target = 1 - alpha / 2
-    low, high = 0.0, 1.0
-    while _t_cdf(high, df) < target:
-        high *= 2
-    for _ in range(200):  # bisection to float precision
-        middle = (low + high) / 2
-        if middle in (low, high):
-            break
-        if _t_cdf(middle, df) < target:
-            low = middle
-        else:
-            high = middle
-    return high
-
-
-def _t_cdf(t: float, df: int) -> float:
-    """P(T ≤ t) for Student's t with ``df`` degrees of freedom, t ≥ 0."""
-    x = df / (df + t * t)
-    return 1 - 0.5 * _incomplete_beta(df / 2, 0.5, x)
-
-
-def _incomplete_beta(a: float, b: float, x: float) -> float:
-    """The regularised incomplete beta function I_x(a, b), by its continued fraction
-    (evaluated with the modified Lentz method), on the side where it converges fast."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1 - _incomplete_beta(b, a, 1 - x)
-    log_front = a * math.log(x) + b * math.log1p(-x) - math.log(a) - _log_beta(a, b)
-    tiny = 1e-300
-    c, d = 1.0, 1 - (a + b) * x / (a + 1)
-    d = 1 / (d if abs(d) > tiny else tiny)
-    fraction = d
-    for m in range(1, 500):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1 + numerator * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            fraction *= c * d
-        if abs(c * d - 1) < 1e-15:
-            break
-    return math.exp(log_front) * fraction
-
-
-def _log_beta(a: float, b: float) -> float:
-    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
 
 def robust_statistic(base: Sequence[float], head: Sequence[float]) -> float | None:
@@ -251,7 +190,7 @@ def robust_statistic(base: Sequence[float], head: Sequence[float]) -> float | No
         return None
     difference = abs(_median(head) - _median(base))
     spread = _median(deviations)
-    squares, df = _squares((base, head))
+    squares, df = stats.pooled_squares((base, head))
     if df and math.isfinite(squares):
         spread = max(spread, ROBUST_SPREAD_FLOOR * math.sqrt(squares / df))
     if spread == 0:
@@ -259,21 +198,15 @@ def robust_statistic(base: Sequence[float], head: Sequence[float]) -> float | No
     return difference / spread
 
 
-def _squares(groups: Iterable[Sequence[float]]) -> tuple[float, int]:
-    """The summed squared deviations of each group of 2+ values from its own mean, and
-    their degrees of freedom: the pieces of a pooled standard deviation."""
-    squares, df = 0.0, 0
-    for group in groups:
-        if len(group) >= 2:
-            mean = math.fsum(group) / len(group)
-            squares += math.fsum((x - mean) ** 2 for x in group)
-            df += len(group) - 1
-    return squares, df
+def critical(df: int, alpha: float = ALPHA / 2) -> float:
+    """How many standard errors a move must reach: Student's t at 1 − alpha/2 (by
+    default the t test's half of ``ALPHA``)."""
+    return stats.t_quantile(df, alpha)
 
 
 def robust_critical(base_runs: int, head_runs: int) -> float | None:
     """The robust statistic's critical value for these sizes, or None beyond the table."""
-    return CRITICAL.get((min(base_runs, head_runs), max(base_runs, head_runs)))
+    return stats.robust_critical(base_runs, head_runs)
 
 
 def standard_error(noise: Noise, base_runs: int, head_runs: int) -> float:
@@ -290,58 +223,8 @@ def ranks_agree(base: Sequence[float], head: Sequence[float]) -> bool:
     """
     if len(base) < 3 or len(head) < 3:
         return True
-    level = max(ALPHA * 5, _smallest_p(len(base), len(head)))
-    return _mann_whitney_p(base, head) <= level + 1e-12
-
-
-def _mann_whitney_p(base: Sequence[float], head: Sequence[float]) -> float:
-    """The two-sided p-value of U (a tie counts half) from U's exact distribution without
-    ties, which is what small samples of real numbers have; normal beyond 25 runs."""
-    n, m = len(base), len(head)
-    observed = _u(base, head)
-    mean = n * m / 2
-    extreme = abs(observed - mean)
-    if n > 25 or m > 25:
-        spread = math.sqrt(n * m * (n + m + 1) / 12)
-        return math.erfc(max(extreme - 0.5, 0.0) / spread / math.sqrt(2))
-    counts = _u_counts(n, m)
-    total = math.comb(n + m, n)
-    hits = sum(c for u, c in enumerate(counts) if abs(u - mean) >= extreme - 1e-9)
-    return hits / total
-
-
-@cache
-def _u_counts(n: int, m: int) -> tuple[int, ...]:
-    """How many orderings of n and m distinct values give each U from 0 to n·m."""
-    if n == 0 or m == 0:
-        return (1,)
-    # The largest value belongs to the first sample (U gains m) or to the second.
-    with_first = _u_counts(n - 1, m)
-    with_second = _u_counts(n, m - 1)
-    counts = [0] * (n * m + 1)
-    for u, c in enumerate(with_first):
-        counts[u + m] += c
-    for u, c in enumerate(with_second):
-        counts[u] += c
-    return tuple(counts)
-
-
-def _u(first: Sequence[float], second: Sequence[float]) -> float:
-    """How many (a, b) pairs have a > b, a tie counting half: by bisection in the sorted
-    second sample, O((n + m) log m). Pair by pair it was O(n·m), and an artifact may hold
-    ten thousand runs per side (seconds per metric, hours for a report of such series)."""
-    ordered = sorted(second)
-    total = 0.0
-    for a in first:
-        below = bisect.bisect_left(ordered, a)
-        total += below + (bisect.bisect_right(ordered, a, lo=below) - below) / 2
-    return total
-
-
-@cache
-def _smallest_p(n: int, m: int) -> float:
-    # Complete separation, either way: 2 of the C(n+m, n) orderings.
-    return 2 / math.comb(n + m, n)
+    level = max(ALPHA * 5, stats.smallest_p(len(base), len(head)))
+    return stats.mann_whitney_p(base, head) <= level + 1e-12
 
 
 def _robust_sigma(groups: Sequence[Sequence[float]]) -> float:
@@ -355,11 +238,3 @@ def _robust_sigma(groups: Sequence[Sequence[float]]) -> float:
         scale = math.sqrt(len(group) / (len(group) - 1))
         deviations.extend(abs(x - middle) * scale for x in group)
     return 1.4826 * _median(deviations)
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return ordered[middle - 1] / 2 + ordered[middle] / 2
