@@ -19,7 +19,7 @@ import pytest
 
 import perfbot
 import perfbot.errors
-from perfbot.app import jobs, routes
+from perfbot.app import job_payloads, jobs, routes
 from perfbot.app.artifacts import ArtifactError
 from perfbot.app.context import JobContext
 from perfbot.app.jobs import BadPayload, JobTooNew
@@ -188,7 +188,7 @@ async def test_the_worker_retries_exactly_what_is_retryable(
     world = World.create()
     github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
     worker = Worker(store, github, concurrency=1, repo_disabled=lambda _: False, metrics=Metrics())
-    payload = jobs.encode(jobs.InstallationJob("installation", "suspend", 1, None, ()))
+    payload = job_payloads.encode(jobs.InstallationJob("installation", "suspend", 1, None, ()))
     job = NewJob("installation", payload, "installation:1", 1)
     assert await store.record_delivery("d1", "installation", "suspend", job, time.time())
     worker.start()

@@ -17,7 +17,7 @@ import pytest
 from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
-from perfbot.app.jobs import encode
+from perfbot.app.job_payloads import encode
 from perfbot.github.app import GitHubApp
 from perfbot.github.calls import GitHubCalls
 from perfbot.store import open_store

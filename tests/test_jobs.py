@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from perfbot.app.job_payloads import encode
 from perfbot.app.jobs import (
     AnyJob,
     BadPayload,
@@ -24,7 +25,6 @@ from perfbot.app.jobs import (
     RerequestJob,
     Run,
     UnknownJob,
-    encode,
 )
 from perfbot.app.routes import ROUTES, decode, job_for
 from perfbot.app.triage import parse_delivery

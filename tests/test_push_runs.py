@@ -18,7 +18,8 @@ import pytest
 from perfbot.app import routes
 from perfbot.app.download import download_report
 from perfbot.app.handlers import push as push_handler
-from perfbot.app.jobs import PullRunCompleted, PushRunCompleted, Run, encode
+from perfbot.app.job_payloads import encode
+from perfbot.app.jobs import PullRunCompleted, PushRunCompleted, Run
 from perfbot.app.measurements import learned_noise
 from perfbot.app.triage import parse_delivery
 from perfbot.cli import main

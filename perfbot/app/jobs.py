@@ -2,10 +2,9 @@
 
 One frozen dataclass per kind of job; which one a delivery or a queued payload is, the
 route table says (``perfbot.app.routes``: by the webhook event the queue's ``event``
-column holds, and for ``workflow_run`` by the action and the run's event). ``encode(job)``
-is the JSON text the queue stores (``NewJob.payload``); ``decode(kind, text, class_of)``
-gives the dataclass back, or raises ``BadPayload`` saying why it cannot (the worker then
-ends the job FAILED with that sentence, at once: no retry helps).
+column holds, and for ``workflow_run`` by the action and the run's event). How a job is
+written to the queue and read back is ``perfbot.app.job_payloads``; here are the jobs,
+and the readers of the webhook bodies they are made from.
 
 Versions, counted per kind (``version`` on each class):
 
@@ -27,22 +26,9 @@ The filters more than one place applies live here too: the operator's deny list
 from __future__ import annotations
 
 import json
-import types
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass
-from typing import (
-    Any,
-    ClassVar,
-    Literal,
-    TypeGuard,
-    Union,
-    cast,
-    get_args,
-    get_origin,
-    get_type_hints,
-)
-
-import orjson
+from dataclasses import dataclass
+from typing import ClassVar, Literal, TypeGuard
 
 from perfbot.app.commands import Command, parse_command
 from perfbot.app.jsonobject import JSONObject, is_array, is_object
@@ -224,7 +210,7 @@ def person_command(payload: JSONObject) -> IssueCommentJob | None:
     if payload.get("action") != "created" or not is_object(issue) or not is_object(comment):
         return None
     number, comment_id = issue.get("number"), comment.get("id")
-    if not issue.get("pull_request") or not _is_int(number) or not _is_int(comment_id):
+    if not issue.get("pull_request") or not is_int(number) or not is_int(comment_id):
         return None
     user = comment.get("user")
     if not is_object(user) or user.get("type") == "Bot" or not isinstance(user.get("login"), str):
@@ -240,123 +226,12 @@ def person_command(payload: JSONObject) -> IssueCommentJob | None:
     return IssueCommentJob(repo, number, comment_id, user["login"], command)
 
 
-# --- encoding -------------------------------------------------------------------------------
-
-
-def encode(job: AnyJob) -> str:
-    """The JSON text the queue stores for ``job``: its version and its fields."""
-    document = {"version": job.version, **_plain(job)}
-    try:
-        return orjson.dumps(document).decode()
-    except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
-        return json.dumps(document)
-
-
-def _plain(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
-# The route table's answer (``perfbot.app.routes.job_class``): the class of a job by its
-# webhook event, and for a workflow_run by its action and its run's event too.
-ClassOf = Callable[[str, str | None, str | None], type[AnyJob] | None]
-
-
-def decode(kind: str, payload: str | bytes, class_of: ClassOf) -> AnyJob:
-    """The job the queue holds as ``payload`` for a job of ``kind``; raises BadPayload."""
-    try:
-        document = json.loads(payload)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise BadPayload(f"the {kind} job's payload is not JSON ({exc})") from None
-    if not isinstance(document, dict):
-        raise BadPayload(f"the {kind} job's payload is not a JSON object")
-    version = document.get("version", LEGACY_VERSION)
-    if not _is_int(version) or version < LEGACY_VERSION:
-        raise BadPayload(f"the {kind} job's payload has no usable version ({_shown(version)})")
-    action, run_event = _run_kind(kind, document, version)
-    cls = class_of(kind, action, run_event)
-    if cls is None:
-        if action is not None and version <= PullRunCompleted.version:
-            # A malformed workflow_run job says what is wrong with it, as any other does.
-            _read_run(document, version)
-        what = f"event {kind!r}" if action is None else f"{kind} {action} of a {run_event} run"
-        raise UnknownJob(f"no handler for {what}")
-    if version > cls.version:
-        raise JobTooNew(
-            f"job payload version {version} is newer than this perfbot (knows "
-            f"{LEGACY_VERSION}–{cls.version} of {kind}): upgrade, or it is dropped"
-        )
-    if version == LEGACY_VERSION:
-        return _read_legacy(kind, document, cls)
-    fields_only = {key: value for key, value in document.items() if key != "version"}
-    upgrade = _UPGRADES.get((kind, version))
-    if upgrade is not None:
-        fields_only = upgrade(fields_only)
-    job: AnyJob = _build(cls, fields_only, f"the {kind} job")
-    if isinstance(job, RerequestJob | InstallationJob) and job.event != kind:
-        raise BadPayload(f"the {kind} job's payload is a {job.event} job")
-    return job
-
-
-def _read_run(document: dict[str, Any], version: int) -> None:
-    """Read a workflow_run job whose kind no route knows, for what is wrong with it."""
-    if version == LEGACY_VERSION:
-        read_workflow_run(document, PullRunCompleted)
-    else:
-        fields_only = {key: value for key, value in document.items() if key != "version"}
-        upgrade = _UPGRADES.get(("workflow_run", version))
-        _build(PullRunCompleted, upgrade(fields_only) if upgrade else fields_only, "the job")
-
-
-def _run_kind(kind: str, document: dict[str, Any], version: int) -> tuple[str | None, str | None]:
-    """A workflow_run job's action and its run's event (None, None for other kinds)."""
-    if kind != "workflow_run":
-        return None, None
-    run = document.get("workflow_run" if version == LEGACY_VERSION else "run")
-    action = document.get("action")
-    event = run.get("event") if isinstance(run, dict) else None
-    return (
-        action if isinstance(action, str) else "?",
-        event if isinstance(event, str) else "?",
-    )
-
-
-def _workflow_run_v2(document: dict[str, Any]) -> dict[str, Any]:
-    """A version-2 workflow_run job as version 3: its run's default branch unknown."""
-    run = document.get("run")
-    if isinstance(run, dict) and "default_branch" not in run:
-        return {**document, "run": {**run, "default_branch": None}}
-    return document
-
-
-# (kind, older version) → the document in the kind's current version's fields.
-_UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
-    ("workflow_run", 2): _workflow_run_v2,
-}
-
-
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-# --- version 1: the previous release's payloads, or a webhook body ----------------------------
-
-
-def _read_legacy(kind: str, payload: JSONObject, cls: type[AnyJob]) -> AnyJob:
-    if kind == "workflow_run":
-        return read_workflow_run(payload, cast(type[RunJob], cls))
-    if kind == "issue_comment":
-        job = person_command(payload)
-        if job is None:
-            raise BadPayload("the issue_comment job is no person's new command on a pull request")
-        return job
-    if kind in ("check_run", "check_suite"):
-        return read_rerequest(kind, payload)
-    return read_installation(kind, payload)
+# --- webhook bodies (and version 1 of the jobs: the previous release's payloads) ------------
 
 
 def read_workflow_run(payload: JSONObject, cls: type[RunJob]) -> RunJob:
@@ -364,7 +239,7 @@ def read_workflow_run(payload: JSONObject, cls: type[RunJob]) -> RunJob:
     (the route table's choice: a PR run completed or started, or a push run)."""
     action = payload.get("action")
     if action not in WORKFLOW_RUN_ACTIONS:
-        raise BadPayload(f"workflow_run delivery with the action {_shown(action)}")
+        raise BadPayload(f"workflow_run delivery with the action {shown(action)}")
     try:
         run, repo = payload["workflow_run"], payload["repository"]
         head_repo = run.get("head_repository") or {}
@@ -384,7 +259,7 @@ def read_workflow_run(payload: JSONObject, cls: type[RunJob]) -> RunJob:
                 head_sha=str(run["head_sha"]),
                 head_branch=str(run.get("head_branch") or ""),
                 # Anything but a number matches no PR's head repository, as None does.
-                head_repo_id=head_repo_id if _is_int(head_repo_id) else None,
+                head_repo_id=head_repo_id if is_int(head_repo_id) else None,
                 run_repo_id=int((run.get("repository") or {}).get("id") or 0),
                 repo_id=repo_id,
                 owner=str(repo["owner"]["login"]),
@@ -405,7 +280,7 @@ def _same_repo_pulls(run: JSONObject, repo_id: int) -> tuple[int, ...]:
     numbers = []
     for pull in run.get("pull_requests") or []:
         base = ((pull or {}).get("base") or {}).get("repo") or {}
-        if base.get("id") == repo_id and _is_int(pull.get("number")):
+        if base.get("id") == repo_id and is_int(pull.get("number")):
             numbers.append(pull["number"])
     return tuple(numbers)
 
@@ -419,7 +294,7 @@ def read_rerequest(kind: str, payload: JSONObject) -> RerequestJob:
     )
     repo = _repository(payload)
     if payload.get("action") != "rerequested":
-        raise BadPayload(f"{kind} delivery with the action {_shown(payload.get('action'))}")
+        raise BadPayload(f"{kind} delivery with the action {shown(payload.get('action'))}")
     try:
         subject = payload[kind]
         app_id = (subject.get("app") or {}).get("id")
@@ -431,7 +306,7 @@ def read_rerequest(kind: str, payload: JSONObject) -> RerequestJob:
     return RerequestJob(
         event,
         repo,
-        app_id if _is_int(app_id) else None,
+        app_id if is_int(app_id) else None,
         head_sha,
         login,
         by_bot=sender_type == "Bot",
@@ -447,7 +322,7 @@ def read_installation(kind: str, payload: JSONObject) -> InstallationJob:
     )
     action = payload.get("action")
     if not isinstance(action, str):
-        raise BadPayload(f"{kind} delivery with the action {_shown(action)}")
+        raise BadPayload(f"{kind} delivery with the action {shown(action)}")
     installation = payload.get("installation")
     installation_id = installation.get("id") if is_object(installation) else None
     if "repositories_removed" in payload:
@@ -455,14 +330,14 @@ def read_installation(kind: str, payload: JSONObject) -> InstallationJob:
     else:
         repositories = payload.get("repositories")
     ids = (
-        tuple(repo["id"] for repo in repositories if is_object(repo) and _is_int(repo.get("id")))
+        tuple(repo["id"] for repo in repositories if is_object(repo) and is_int(repo.get("id")))
         if is_array(repositories) and action in ("deleted", "removed")
         else ()
     )
     return InstallationJob(
         event,
         action,
-        installation_id if _is_int(installation_id) else None,
+        installation_id if is_int(installation_id) else None,
         event_time(installation),
         ids,
     )
@@ -476,64 +351,5 @@ def _repository(payload: JSONObject) -> Repository:
         raise BadPayload(f"delivery without a usable repository ({exc})") from None
 
 
-def _is_int(value: object) -> TypeGuard[int]:
+def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-# --- version 2: the dataclass's own fields, checked against their types ----------------------
-
-
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = get_type_hints(cls)
-    return _HINTS[cls]
-
-
-def _build(cls: type[Any], document: object, where: str) -> Any:
-    if not isinstance(document, dict):
-        raise BadPayload(f"{where} is not a JSON object")
-    names = [f.name for f in fields(cls)]
-    missing = [name for name in names if name not in document]
-    unknown = sorted(set(document) - set(names))
-    if missing or unknown:
-        problems = [f"lacks {', '.join(missing)}"] if missing else []
-        problems += [f"has unknown {', '.join(unknown)}"] if unknown else []
-        raise BadPayload(f"{where}'s payload {' and '.join(problems)}")
-    hints = _hints(cls)
-    return cls(**{name: _value(hints[name], document[name], f"{where}'s {name}") for name in names})
-
-
-def _value(hint: Any, value: object, where: str) -> Any:
-    origin = get_origin(hint)
-    if origin in (Union, types.UnionType):
-        for option in get_args(hint):
-            try:
-                return _value(option, value, where)
-            except BadPayload:
-                continue
-        raise BadPayload(f"{where} is {_shown(value)}, not a {_named(hint)}")
-    if origin is Literal:
-        if value in get_args(hint) and isinstance(value, str):
-            return value
-        raise BadPayload(f"{where} is {_shown(value)}, not one of {list(get_args(hint))}")
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise BadPayload(f"{where} is {_shown(value)}, not a list")
-        (item,) = {arg for arg in get_args(hint) if arg is not Ellipsis}
-        return tuple(_value(item, element, where) for element in value)
-    if is_dataclass(hint) and isinstance(hint, type):
-        return _build(hint, value, where)
-    if hint is type(None) and value is None:
-        return None
-    if hint is float and (_is_int(value) or isinstance(value, float)):
-        return float(value)
-    if hint in (int, str, bool) and type(value) is hint:
-        return value
-    raise BadPayload(f"{where} is {_shown(value)}, not a {_named(hint)}")
-
-
-def _named(hint: Any) -> str:
-    return " or ".join(getattr(arg, "__name__", str(arg)) for arg in (get_args(hint) or (hint,)))

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
-from perfbot.app import jobs
+from perfbot.app import job_payloads
+from perfbot.app.job_payloads import encode
 from perfbot.app.jobs import (
     AnyJob,
     BadPayload,
@@ -26,7 +27,6 @@ from perfbot.app.jobs import (
     PushRunCompleted,
     RerequestJob,
     RunJob,
-    encode,
     operator_refusal,
     person_command,
     read_installation,
@@ -173,7 +173,7 @@ def route_for(event: str, action: str | None, run_event: str | None = None) -> R
 
 
 def job_class(kind: str, action: str | None, run_event: str | None) -> type[AnyJob] | None:
-    """The class of a queued job of ``kind``, for ``jobs.decode``: by its action and run
+    """The class of a queued job of ``kind``, for ``job_payloads.decode``: by its action and run
     for a workflow_run, by the event alone for the others (their payloads hold no action)."""
     if action is not None or run_event is not None:
         route = route_for(kind, action, run_event)
@@ -183,7 +183,7 @@ def job_class(kind: str, action: str | None, run_event: str | None) -> type[AnyJ
 
 def decode(kind: str, payload: str | bytes) -> AnyJob:
     """The job the queue holds as ``payload`` for ``kind``; raises BadPayload."""
-    return jobs.decode(kind, payload, job_class)
+    return job_payloads.decode(kind, payload, job_class)
 
 
 def route_of(job: AnyJob) -> Route:
