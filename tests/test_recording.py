@@ -306,7 +306,7 @@ def _side(metrics: int, samples: int = 1) -> SideReport:
 async def _recorded(
     sides: tuple[SideReport, SideReport] | None,
     *,
-    app_id: int | None = 4242,
+    app_id: int = 4242,
     deleted: bool = False,
     run: _Run | None = None,
 ) -> tuple[int, list[CommitSamples]]:
@@ -354,9 +354,8 @@ def test_each_side_is_recorded_at_its_commit_with_its_fingerprint() -> None:
     ]
 
 
-def test_nothing_is_recorded_without_a_report_a_durable_store_or_an_installation() -> None:
+def test_nothing_is_recorded_without_a_report_or_an_installation() -> None:
     assert asyncio.run(_recorded(None)) == (0, [])
-    assert asyncio.run(_recorded((_side(3), _side(3)), app_id=None)) == (0, [])  # Actions only
     assert asyncio.run(_recorded((_side(3), _side(3)), deleted=True)) == (0, [])
     assert asyncio.run(_recorded((_side(3), _side(3))))[0] == 6  # the control
 

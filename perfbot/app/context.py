@@ -34,7 +34,7 @@ class JobContext:
     delivery_id: str
     installation: GitHubCalls
     store: Store
-    app_id: int | None
+    app_id: int  # the App's: only the App runs jobs (``perfbot comment`` needs no context)
     # Asked of GitHub (once per process) only by jobs that write a comment.
     bot_login: Callable[[], Awaitable[str]]
     configs: Configs

@@ -72,8 +72,7 @@ async def record_report_measurements(
     ``sides`` is None when the report could not be read (nothing to record). Any failure
     is logged and returns 0: the comment is posted all the same.
     """
-    if sides is None or ctx.app_id is None:
-        # perfbot comment (Actions only) runs on a throw-away store: nothing to keep.
+    if sides is None:
         return 0
     try:
         installation_id = ctx.installation_id
@@ -116,8 +115,6 @@ async def learned_noise(
     A failure is logged and teaches nothing: the comparison then uses the run's own
     repeats and the formats' priors.
     """
-    if ctx.app_id is None:
-        return {}
     keys = series_keys(sides)
     if not keys:
         return {}

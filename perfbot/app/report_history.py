@@ -59,10 +59,7 @@ async def report_history(
     policy: Policy,
     knowledge: NoiseKnowledge,
 ) -> History | None:
-    """The history of this report, or None where there is none to read (``perfbot
-    comment`` keeps no store) or it could not be read (logged)."""
-    if ctx.app_id is None:
-        return None
+    """The history of this report, or None when it could not be read (logged)."""
     try:
         earlier = await _earlier_pushes(ctx, run, pull)
         if sum(len(series) for _, series in earlier) <= INLINE_SERIES:

@@ -42,8 +42,6 @@ async def on_push_run_completed(ctx: JobContext, job: PushRunCompleted) -> str:
     loaded = await measurement_config(ctx, run)
     if isinstance(loaded, str):
         return loaded
-    if ctx.app_id is None:
-        return ctx.ended(f"push run {run.id}: nothing is recorded without the App")
     measured = await _measured_side(ctx, run, loaded.repo_config, where)
     if isinstance(measured, str):
         return ctx.ended(measured)
