@@ -18,6 +18,7 @@
     │   └── JobTooNew                         perfbot.app.jobs
     ├── ArtifactError                         perfbot.app.artifacts
     ├── SettingsError                         perfbot.app.settings
+    ├── UnsafeYaml (ValueError)               perfbot.app.safeyaml
     ├── WebhookError                          perfbot.app.triage
     │   ├── SignatureMismatch                 perfbot.app.triage
     │   ├── PayloadTooLarge                   perfbot.app.triage
@@ -40,7 +41,8 @@ What each means:
   PullLocked: another job holds a pull request's lock, or this one lost it.
 - BadPayload: a queued job this perfbot cannot run (malformed, an unknown kind, or queued
   by a newer perfbot).
-- ArtifactError: an artifact is not a usable zip. SettingsError, SetupError,
+- ArtifactError: an artifact is not a usable zip. UnsafeYaml: a configuration file whose
+  YAML is too costly to build (an alias bomb) or refers to itself. SettingsError, SetupError,
   ManifestError, UsageError: the operator's settings, ``perfbot setup``'s inputs, an App
   manifest, a command line. WebhookError: a delivery refused (``status``: the HTTP
   answer; Busy is the 503 of a full body budget, not a job's).

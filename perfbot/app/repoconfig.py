@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeGuard
 
 import yaml
 
-from perfbot.app.safeyaml import MAX_ECHO_CHARS, UnsafeGraph, safe_load, yaml_problem
+from perfbot.app.safeyaml import MAX_ECHO_CHARS, UnsafeYaml, safe_load, yaml_problem
 from perfbot.engine.judge.compare import MetricRule, Policy
 from perfbot.engine.show.escape import clean
 from perfbot.model import Better
@@ -212,7 +212,7 @@ def _load(text: str, file: _File) -> object:
         return None
     try:
         return safe_load(text)
-    except UnsafeGraph as exc:
+    except UnsafeYaml as exc:
         file.error(f"{exc}; file ignored")
     except yaml.MarkedYAMLError as exc:
         file.error(f"not valid YAML ({yaml_problem(exc)}); file ignored")

@@ -11,6 +11,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from perfbot.engine.show.escape import clean
+from perfbot.errors import PerfbotError
 
 # A legitimate file at the configuration's list caps stays far under this many values; an
 # alias bomb passes it after a few levels, long before anyone walks it.
@@ -19,7 +20,7 @@ MAX_EXPANDED_NODES = 10_000
 MAX_ECHO_CHARS = 30
 
 
-class UnsafeGraph(ValueError):
+class UnsafeYaml(PerfbotError, ValueError):
     """The YAML composed fine but is too expensive to build or walk."""
 
 
@@ -36,7 +37,7 @@ def safe_load(text: str) -> object:
             return None
         problem = _graph_problem(node)
         if problem:
-            raise UnsafeGraph(problem)
+            raise UnsafeYaml(problem)
         return loader.construct_document(node)
     finally:
         loader.dispose()
