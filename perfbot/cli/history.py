@@ -54,6 +54,9 @@ COLUMNS: Final = (
     "n",
     "samples",
     "from_fork",
+    "better",
+    "scale",
+    "settings",
 )
 # A cell a spreadsheet would run as a formula (OWASP's list: tab and carriage return too).
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
@@ -219,10 +222,15 @@ def cells(row: HistoryRow) -> dict[str, Any]:
         "n": len(row.samples),
         "samples": list(row.samples),
         "from_fork": row.from_fork,
+        "better": row.better.value,
+        "scale": row.scale.value,
+        "settings": dict(row.settings),
     }
 
 
 def csv_text(rows: Iterable[HistoryRow]) -> str:
+    from perfbot.store.measurements import settings_text  # noqa: PLC0415
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
@@ -230,6 +238,7 @@ def csv_text(rows: Iterable[HistoryRow]) -> str:
         values = cells(row)
         values["samples"] = " ".join(repr(value) for value in row.samples)
         values["from_fork"] = "true" if row.from_fork else "false"
+        values["settings"] = settings_text(row.settings)
         writer.writerow([_csv_cell(values[column]) for column in COLUMNS])
     return buffer.getvalue()
 
