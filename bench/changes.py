@@ -168,20 +168,21 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     parser.add_argument("--remeasure", action="store_true", help="measure loopback again")
     parser.add_argument("--no-otava", action="store_true", help="perfbot's figures only")
     parser.add_argument("--delay-steps", type=int, default=120, help="steps timed incrementally")
+    parser.add_argument("--seed", type=int, default=SEED, help=f"the corpus' seed (default {SEED})")
     args = parser.parse_args(argv)
 
     pools = loopback_pools(args.cache / "changes-corpus", args.rounds, args.remeasure, out)
     pools += fixture_pools()
     usable = [pool for pool in pools if pool.usable]
     _describe(pools, out)
-    rng = random.Random(SEED)
+    rng = random.Random(args.seed)
     cases: list[Case] = []
     for pool in usable:
         cases += stochastic_cases(pool, rng, PER_POOL)
     cases += deterministic_cases(rng, DETERMINISTIC_SERIES)
     steps = delay_steps(cases, args.delay_steps)
     points = sum(case.length for case in cases)
-    print(f"{len(cases)} series, {points:,} commits, seed {SEED}", file=out)
+    print(f"{len(cases)} series, {points:,} commits, seed {args.seed}", file=out)
 
     perfbot = run_perfbot(cases, steps)
     otava: Reports | None = None
