@@ -240,8 +240,9 @@ class Ramp:
 
 
 # Ramp widths tried, in commits: a ramp narrower than the first is a step. Widths 15 %
-# apart lose little of a real ramp's fit to the nearest one.
-RAMP_WIDTHS = tuple(round(8 * 1.15**k) for k in range(24))  # 8 … 200, 15 % apart
+# apart lose little of a real ramp's fit to the nearest one; the widest a window holds
+# (a drift that lasts the whole window) is tried too.
+RAMP_WIDTHS = tuple(sorted({round(8 * 1.15**k) for k in range(28)}))  # 8 … 348
 
 
 def best_ramp(values: Sequence[float], start: int, stop: int) -> Ramp | None:
@@ -251,7 +252,10 @@ def best_ramp(values: Sequence[float], start: int, stop: int) -> Ramp | None:
     m = len(window)
     prefix = _RampSums(window)
     best: Ramp | None = None
-    for width in RAMP_WIDTHS:
+    widths = [width for width in RAMP_WIDTHS if width < m - 1]
+    if m - 2 >= RAMP_WIDTHS[0]:
+        widths.append(m - 2)
+    for width in widths:
         for begin in range(1, m - width):
             error = prefix.ramp_error(begin, width)
             if best is None or error < best.error:
