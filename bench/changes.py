@@ -195,7 +195,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     if otava is not None:
         figures["Otava 0.8.0"] = scoring.score(cases, otava)
     out.write(scoring.table(figures))
-    out.write(scoring.per_pool(cases, {"perfbot": perfbot, "Otava 0.8.0": otava}))
+    both = {"perfbot": perfbot, "Otava 0.8.0": otava}
+    out.write(scoring.delay_by_size(cases, steps, both))
+    out.write(scoring.per_pool(cases, both))
     return 0
 
 

@@ -235,3 +235,27 @@ def per_pool(cases: Sequence[Case], reports: Mapping[str, Reports | None]) -> st
                 f" {_pct(f.found_2, f.steps_2):<20} {per_1000:.2f}"
             )
     return "\n".join(lines) + "\n"
+
+
+def delay_by_size(
+    cases: Sequence[Case], steps: Sequence[tuple[int, int]], reports: Mapping[str, Reports | None]
+) -> str:
+    """The incremental delay per planted step size: median and 90th percentile."""
+    lines = ["", "delay by step size (commits after the step; median / 90th percentile)"]
+    sizes = [
+        next(step.sigmas for step in cases[index].steps if step.position == position)
+        for index, position in steps
+    ]
+    for name, answer in reports.items():
+        if answer is None:
+            continue
+        cells = []
+        for size in sorted(set(sizes)):
+            delays = [
+                d for d, s in zip(answer.delays, sizes, strict=True) if s == size and d is not None
+            ]
+            label = f"{size:g}σ" if size else "deterministic"
+            shown = f"{_percentile(delays, 0.5)} / {_percentile(delays, 0.9)}" if delays else "—"
+            cells.append(f"{label} {shown}")
+        lines.append(f"  {name:<12} " + ",  ".join(cells))
+    return "\n".join(lines) + "\n"

@@ -4,6 +4,7 @@ hostile names (cleaned on the terminal), old files without the newer columns."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import csv
 import dataclasses
@@ -16,6 +17,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from perfbot import cli
 from perfbot.cli import EXIT_OK, EXIT_USAGE, history_file, main
 from perfbot.model import Better, Scale
 from perfbot.store import SQLiteStore
@@ -281,3 +283,27 @@ def test_history_svg_marks_the_commit(tmp_path: Path, capsys: pytest.CaptureFixt
     assert any("change point" in text for text in texts)
     plain = export(path, tmp_path, "svg").read_text()
     assert "change point" not in plain
+
+
+def test_every_option_is_documented_in_docs_change_points() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "change-points.md").read_text()
+    commands = next(
+        action
+        for action in cli._parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    changes_options = {
+        option
+        for action in commands.choices["changes"]._actions
+        for option in action.option_strings
+    }
+    history_options = {
+        option
+        for action in commands.choices["history"]._actions
+        for option in action.option_strings
+    }
+    documented = changes_options - {"-h", "--help"} | {"--changes"} & history_options
+    assert "--changes" in documented
+    assert "--json" in documented
+    for option in sorted(documented):
+        assert f"| `{option}" in doc, f"{option} is not in docs/change-points.md"

@@ -14,15 +14,18 @@ is measured by many commits each. This module finds those changes in one series 
   repeat exactly, see ``looks_deterministic``): the first commit at a new value is the
   change, exactly, once a second commit holds it; a value seen at one commit only is a
   spike.
-* **Stochastic series**: segmented by ``perfbot.engine.judge.segments`` (optimal
-  partitioning with a penalty, then a two-sample test of each cut's neighbouring
-  segments against the noise measured from the series itself). A segment is at least
-  ``MIN_SEGMENT`` commits long, so one outlying commit is never a level, and a cut is
-  reported only once the new level has held that long.
-* **Drift**: a cut where one straight line fits the neighbouring commits as well as a
-  step is part of a slow drift, not a commit's doing; consecutive such cuts are one
-  change of shape ``DRIFT``, reported once its size clears the test, with the commits
-  it spans.
+* **Stochastic series**: segmented by ``perfbot.engine.judge.segments``: the noise of
+  one commit measured from the series itself (neighbouring differences), outlying commits
+  pulled towards their neighbours, optimal partitioning with a penalty per change, then
+  each cut judged by a two-sample test of its neighbouring segments against that noise
+  (``THRESHOLD`` standard errors, widened by Student's t for a short series) and by their
+  ranks (``RANK_Z``). A segment is at least ``MIN_SEGMENT`` commits long, so one or two
+  outlying commits are never a level, and a cut is reported only once the new level
+  has held that long.
+* **Drift**: consecutive cuts the same way that one straight ramp explains as well (by
+  Schwarz's criterion: a ramp has fewer things to choose than a staircase) are one change
+  of shape ``DRIFT``, from the commit before the ramp to the first commit past it. It is
+  reported once its size clears the test, and its end moves while the ramp goes on.
 * **Floors**: a change smaller than ``Policy``'s floor for the metric (1 %, 0.1 point,
   1 count by default) is no change, as in a comparison.
 
@@ -256,7 +259,9 @@ def _runs(values: Sequence[float]) -> list[tuple[float, int, int]]:
 
 def _deterministic_cuts(values: Sequence[float], scale: Scale, floor: float) -> list[int]:
     """The first commit of each new value held by ``DETERMINISTIC_HOLD`` commits that is
-    beyond the floor from the level before (shorter stretches are spikes)."""
+    beyond the floor from the level before (shorter stretches are spikes). A move within
+    the floor leaves the level where it was: small moves that add up past the floor are
+    reported at the commit where they do."""
     runs = _runs(values)
     level = runs[0][0]
     cuts = []
