@@ -12,10 +12,13 @@ import io
 import json
 import math
 import random
+import tempfile
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perfbot import cli
 from perfbot.cli import EXIT_OK, EXIT_USAGE, history_file, main
@@ -307,3 +310,32 @@ def test_every_option_is_documented_in_docs_change_points() -> None:
     assert "--json" in documented
     for option in sorted(documented):
         assert f"| `{option}" in doc, f"{option} is not in docs/change-points.md"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=300),
+        st.builds(
+            lambda cells: "branch,side,sha,platform,metric,samples,scale,settings\n"
+            + ",".join(cells)
+            + "\n",
+            st.lists(st.text(max_size=30), min_size=0, max_size=9),
+        ),
+        st.builds(
+            lambda row: json.dumps({"rows": [row]}),
+            st.dictionaries(
+                st.sampled_from(["branch", "side", "sha", "platform", "metric", "samples",
+                                 "settings", "better", "scale", "from_fork"]),
+                st.one_of(st.none(), st.text(max_size=20), st.floats(), st.integers(),
+                          st.lists(st.one_of(st.floats(), st.text(max_size=5)), max_size=3)),
+            ),
+        ),
+    )
+)  # fmt: skip
+def test_any_file_is_read_or_refused_in_one_sentence(content: str) -> None:
+    """No exception escapes: exit 0 (read) or 2 (refused, the one sentence on stderr)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "any"
+        path.write_text(content, encoding="utf-8", errors="surrogatepass")
+        assert main(["changes", str(path)]) in (EXIT_OK, EXIT_USAGE)

@@ -77,7 +77,13 @@ def _json_rows(path: Path, text: str) -> tuple[list[Mapping[str, Any]], set[str]
     _bound(path, len(rows))
     if not all(isinstance(row, dict) for row in rows):
         raise UsageError(f"{path}: every row of a history JSON file must be an object")
-    columns = set(rows[0]) if rows else set(document.get("columns") or REQUIRED)
+    named = document.get("columns")
+    if rows:
+        columns = set(rows[0])
+    elif isinstance(named, list):
+        columns = {name for name in named if isinstance(name, str)}
+    else:
+        columns = set(REQUIRED)  # an empty export: nothing to judge, nothing missing
     return rows, columns
 
 
