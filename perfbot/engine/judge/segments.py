@@ -8,7 +8,8 @@ in O(n) memory and at most O(n²) time for the few hundred commits a window hold
    of neighbouring commits. A step between two commits moves one difference and a spike
    two, so the differences see the noise and hardly the changes; the squared differences
    are clipped at three robust standard deviations first, so that a handful of steps or
-   spikes inflate it by a few percent at most.
+   spikes inflate it by a few percent at most (unless a tenth or more are that far: then
+   the metric has tails, and they are its noise).
 2. ``winsorised``: every value pulled to within ``clip`` standard deviations of the
    median of the five commits around it. An outlying commit (a spike, a runner hiccup)
    then weighs no more than an ordinary bad run, while a step (three or more commits
@@ -18,9 +19,12 @@ in O(n) memory and at most O(n²) time for the few hundred commits a window hold
    PELT's pruning): the exact maximum-likelihood cut for Gaussian noise, so a step is
    placed at the commit where it happened, not near it.
 4. ``prune``: each cut must separate its neighbouring segments by ``threshold`` standard
-   errors (a two-sample z on their means, at most ``LOCAL`` commits each side); the
-   weakest cut below that goes, its neighbours are judged again, and so on (Otava's
-   merge step, with a known noise instead of a t test).
+   errors (a two-sample z on their means, at most ``LOCAL`` commits each side) and by
+   ``rank_limit`` in a Mann–Whitney test on their ranks; the weakest failing cut goes,
+   its neighbours are judged again, and so on (Otava's merge step, with a known noise
+   instead of a t test).
+5. ``best_ramp`` and ``staircase_error``: how well one straight ramp between two flat
+   levels fits a stretch, against the steps found in it (a slow drift, cut into steps).
 """
 
 from __future__ import annotations
