@@ -1,5 +1,5 @@
-"""The ``perfbot`` command line: ``compare``, ``formats``, ``serve``, ``comment`` and
-``history``."""
+"""The ``perfbot`` command line: ``compare``, ``formats``, ``serve``, ``comment``,
+``history`` and ``changes``."""
 
 from __future__ import annotations
 
@@ -130,6 +130,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     history_command.add_arguments(history)
     history.set_defaults(run=history_command.run)
+
+    changes = commands.add_parser(
+        "changes",
+        help="find the change points of the default branch in a perfbot history file",
+        description="Find where each series of a `perfbot history` file (CSV or JSON) "
+        "changed level: the first commit at the new level, the levels before and after, "
+        "the change and a confidence (see docs/change-points.md). Exit status: 0 written "
+        "(maybe no change point), 2 a usage error or a file that is not a history file.",
+    )
+    changes.add_argument("file", type=Path, metavar="FILE", help="a perfbot history CSV or JSON")
+    changes.add_argument("--branch", metavar="NAME", help="only this branch (default: each)")
+    changes.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT",
+        help="write the change points as JSON here (never through a symbolic link)",
+    )
+    changes.set_defaults(run=_changes)
     return parser
 
 
@@ -236,6 +254,12 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from perfbot.cli import compare
 
     return compare.run(args, out, err)
+
+
+def _changes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfbot.cli import changes
+
+    return changes.run(args, out, err)
 
 
 def _formats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -29,7 +29,11 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 from perfbot.cli.usage import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
+    from perfbot.cli.history_changes import MarkKey
+    from perfbot.engine.judge.changes import ChangePoint
     from perfbot.store.export import HistoryQuery, HistoryRow
+
+    Marks = dict[MarkKey, ChangePoint]
 
 # The parser is built for every command: the store, the engine and the plot are imported
 # only when `perfbot history` runs. The store's own bound (tests check they agree).
@@ -54,6 +58,9 @@ COLUMNS: Final = (
     "n",
     "samples",
     "from_fork",
+    "better",
+    "scale",
+    "settings",
 )
 # A cell a spreadsheet would run as a formula (OWASP's list: tab and carriage return too).
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
@@ -94,6 +101,13 @@ def add_arguments(history: argparse.ArgumentParser) -> None:
         help=f"at most the N newest rows (default {DEFAULT_LIMIT}, at most {MAX_EXPORT_ROWS:,})",
     )
     history.add_argument("--format", choices=FORMATS, default="csv", help="default csv")
+    history.add_argument(
+        "--changes",
+        action="store_true",
+        help="mark the change points of each branch's trend (see perfbot changes): a "
+        "change column in the CSV, a change per row and a list of changes in the JSON, "
+        "a note on the commit in the SVG",
+    )
     history.add_argument(
         "--output",
         type=Path,
@@ -136,12 +150,17 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"perfbot: only the newest {args.limit} rows are exported (--limit)", file=err)
     if not rows:
         print(f"perfbot: no measurements of {repo} match the filters", file=err)
+    marks: Marks | None = None
+    if args.changes:
+        from perfbot.cli.history_changes import change_marks  # noqa: PLC0415
+
+        marks = change_marks(rows)
     if args.format == "csv":
-        text = csv_text(rows)
+        text = csv_text(rows, marks)
     elif args.format == "json":
-        text = json_text(repo, rows, truncated)
+        text = json_text(repo, rows, truncated, marks)
     else:
-        text = svg_text(repo, rows)
+        text = svg_text(repo, rows, marks)
     if args.output is None:
         out.write(text)
     else:
@@ -219,18 +238,28 @@ def cells(row: HistoryRow) -> dict[str, Any]:
         "n": len(row.samples),
         "samples": list(row.samples),
         "from_fork": row.from_fork,
+        "better": row.better.value,
+        "scale": row.scale.value,
+        "settings": dict(row.settings),
     }
 
 
-def csv_text(rows: Iterable[HistoryRow]) -> str:
+def csv_text(rows: Iterable[HistoryRow], marks: Marks | None = None) -> str:
+    from perfbot.cli.history_changes import mark_of, mark_text  # noqa: PLC0415
+    from perfbot.store.measurements import settings_text  # noqa: PLC0415
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    columns = COLUMNS if marks is None else (*COLUMNS, "change")
+    writer.writerow(columns)
     for row in rows:
         values = cells(row)
         values["samples"] = " ".join(repr(value) for value in row.samples)
         values["from_fork"] = "true" if row.from_fork else "false"
-        writer.writerow([_csv_cell(values[column]) for column in COLUMNS])
+        values["settings"] = settings_text(row.settings)
+        if marks is not None:
+            values["change"] = mark_text(mark_of(row, marks))
+        writer.writerow([_csv_cell(values[column]) for column in columns])
     return buffer.getvalue()
 
 
@@ -244,13 +273,21 @@ def _csv_cell(value: object) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def json_text(repo: str, rows: Sequence[HistoryRow], truncated: bool) -> str:
-    document = {
+def json_text(
+    repo: str, rows: Sequence[HistoryRow], truncated: bool, marks: Marks | None = None
+) -> str:
+    from perfbot.cli.history_changes import mark_of, mark_text, records  # noqa: PLC0415
+
+    document: dict[str, Any] = {
         "repository": repo,
         "truncated": truncated,
-        "columns": list(COLUMNS),
+        "columns": list(COLUMNS if marks is None else (*COLUMNS, "change")),
         "rows": [_json_cells(row) for row in rows],
     }
+    if marks is not None:
+        for cells_of_row, row in zip(document["rows"], rows, strict=True):
+            cells_of_row["change"] = mark_text(mark_of(row, marks)) or None
+        document["changes"] = records(marks.items())
     # JSON has no NaN or infinity: such a stored value is written as null.
     return json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
 
@@ -273,7 +310,7 @@ class _Series:
     unit: str
 
 
-def svg_text(repo: str, rows: Sequence[HistoryRow]) -> str:
+def svg_text(repo: str, rows: Sequence[HistoryRow], marks: Marks | None = None) -> str:
     """One series' values per commit, oldest first (plot.history_svg draws one metric)."""
     from perfbot.engine.judge.compare import Stats  # noqa: PLC0415
     from perfbot.engine.show.plot import HistoryPoint, history_svg  # noqa: PLC0415
@@ -284,11 +321,18 @@ def svg_text(repo: str, rows: Sequence[HistoryRow]) -> str:
             f"an SVG draws one metric of one platform, and {len(series)} match: narrow"
             " --metric and --platform (CSV and JSON take any number)"
         )
+    from perfbot.cli.history_changes import mark_of, mark_text  # noqa: PLC0415
+
     per_commit: dict[str, list[float]] = {}
+    marked: dict[str, str] = {}
     for row in rows:  # oldest first: a commit's place is its first measurement's
         per_commit.setdefault(row.sha, []).extend(row.samples)
+        if marks is not None and (text := mark_text(mark_of(row, marks))):
+            marked[row.sha] = text
     points = [
-        HistoryPoint(sha[:7], Stats.of(samples)) for sha, samples in per_commit.items() if samples
+        HistoryPoint(sha[:7], Stats.of(samples), mark=marked.get(sha, ""))
+        for sha, samples in per_commit.items()
+        if samples
     ]
     if not series:
         return history_svg("no measurements", "", [], title=f"{repo}: no measurements")

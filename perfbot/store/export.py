@@ -12,7 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from perfbot.store.measurements import MeasuredSide, samples_from_text, storable
+from perfbot.model import Better, Scale, Settings
+from perfbot.store.measurements import (
+    MeasuredSide,
+    samples_from_text,
+    settings_from_text,
+    storable,
+)
 
 # The most rows one export may hold: an operator's terminal or a CI artifact, not a dump.
 MAX_EXPORT_ROWS: Final = 100_000
@@ -58,11 +64,16 @@ class HistoryRow:
     unit: str
     samples: tuple[float, ...]
     from_fork: bool
+    # How the metric is judged, and the run's settings fingerprint (``perfbot changes``
+    # needs them to judge a series as a comparison would).
+    better: Better = Better.HIGHER
+    scale: Scale = Scale.RATIO
+    settings: Settings = ()
 
 
 _COLUMNS: Final = (
     "recorded_at, repo_full_name, branch, side, sha, run_id, run_attempt, pr_number,"
-    " platform, metric, unit, samples, from_fork, id"
+    " platform, metric, unit, samples, from_fork, better, scale, settings, id"
 )
 
 
@@ -139,6 +150,9 @@ def history_rows(rows: list[Any]) -> list[HistoryRow]:
             unit=str(unit),
             samples=samples_from_text(samples),
             from_fork=bool(from_fork),
+            better=Better(better),
+            scale=Scale(scale),
+            settings=settings_from_text(settings),
         )
         for (
             recorded_at,
@@ -154,6 +168,9 @@ def history_rows(rows: list[Any]) -> list[HistoryRow]:
             unit,
             samples,
             from_fork,
+            better,
+            scale,
+            settings,
             _id,
         ) in rows
     ]

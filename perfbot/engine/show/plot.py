@@ -48,6 +48,7 @@ VERDICT_COLOURS = {
 OTHER_COLOUR = "#b7791f"  # new, missing, failed, not comparable: look closer
 HISTORY_COLOUR = "#3b6ea5"
 HIGHLIGHT_COLOUR = "#7b4fb3"
+CHANGE_COLOUR = "#b7791f"
 MAX_FAILURES_SHOWN = 10
 CLIP_PCT = 300.0  # a normalised axis stops here; longer bars are cut and marked
 MAX_FILE_STEM = 80
@@ -60,6 +61,8 @@ class HistoryPoint:
     label: str
     stats: Stats
     highlight: bool = False  # e.g. this PR's pushes after the target branch's commits
+    # A change point begins at this commit (``perfbot history --changes``): its words.
+    mark: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +131,20 @@ def history_svg(
         if point.highlight and median:
             note = _percent((point.stats.value - median) / abs(median) * 100.0)
             detail = "vs the median of the others"
+        note_colour = HIGHLIGHT_COLOUR
+        if point.mark:
+            note, detail, note_colour = (
+                point.mark,
+                "change point: first commit at the new level",
+                CHANGE_COLOUR,
+            )
         bar = _absolute_bar(point.stats, unit, colour)
-        rows.append(Row(point.label, (bar,), note, HIGHLIGHT_COLOUR, detail))
+        rows.append(Row(point.label, (bar,), note, note_colour, detail))
     legend = [(HISTORY_COLOUR, "commit")]
     if any(point.highlight for point in points):
         legend.append((HIGHLIGHT_COLOUR, "this PR"))
+    if any(point.mark for point in points):
+        legend.append((CHANGE_COLOUR, "change point"))
     return draw(
         Chart(
             title=title or (f"{metric} ({unit})" if unit else metric),
