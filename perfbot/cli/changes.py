@@ -23,7 +23,7 @@ from perfbot.cli.history_file import HistoryFile, read_history_file
 from perfbot.cli.usage import EXIT_OK
 from perfbot.engine.judge.change_series import Observation, series_of
 from perfbot.engine.judge.changes import ChangePoint, detect
-from perfbot.engine.show.changes import changes_document, changes_table
+from perfbot.engine.show.change_table import changes_document, changes_table
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -58,7 +58,7 @@ def mark_text(change: ChangePoint | None) -> str:
     """``regression −5.2 %`` (or ``improvement, drift +3 pp``); "" for no change."""
     if change is None:
         return ""
-    from perfbot.engine.show.changes import change_text  # noqa: PLC0415
+    from perfbot.engine.show.change_table import change_text  # noqa: PLC0415
 
     kind = change.direction.value
     if change.shape.value != "step":
@@ -67,6 +67,6 @@ def mark_text(change: ChangePoint | None) -> str:
 
 
 def records(marks: Iterable[tuple[MarkKey, ChangePoint]]) -> list[dict[str, object]]:
-    from perfbot.engine.show.changes import change_record  # noqa: PLC0415
+    from perfbot.engine.show.change_table import change_record  # noqa: PLC0415
 
     return [change_record(change, key[0]) for key, change in marks]
