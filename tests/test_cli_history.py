@@ -199,7 +199,5 @@ def test_every_option_is_documented_in_the_readme() -> None:
     history_cli.add_arguments(parser)
     options = {o for action in parser._actions for o in action.option_strings} - {"-h", "--help"}
     assert options
-    # --changes is documented with perfbot changes, in docs/change-points.md (its table is
-    # checked by tests/test_cli_changes.py), until the README's table gets its row too.
-    for option in sorted(options - {"--changes"}):
+    for option in sorted(options):
         assert f"| `{option}" in section, f"{option} is not in the README's option table"
