@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perfbot.app.repoconfig import _READERS
+from perfbot.app.configfile import _READERS
 from perfbot.cli import _parser
 from tests.paths import shared
 

@@ -12,12 +12,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfbot.app.repoconfig import (
-    MAX_ERROR_CHARS,
-    ConfigResult,
-    RepoConfig,
-    resolve_config,
-)
+from perfbot.app.configfile import MAX_ERROR_CHARS, resolve_config
+from perfbot.app.repoconfig import ConfigResult, RepoConfig
 from perfbot.engine.judge.compare import MetricRule, Policy
 from perfbot.model import Better
 

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol
 
-from perfbot.app.repoconfig import ConfigResult, resolve_config
+from perfbot.app.configfile import resolve_config
+from perfbot.app.repoconfig import ConfigResult
 from perfbot.github.errors import GitHubError
 from perfbot.support.shared import SharedCalls
 
