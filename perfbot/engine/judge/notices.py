@@ -16,6 +16,7 @@ from perfbot.engine.read.platforms import PlatformLinedUp
 
 __all__ = [
     "BaselineUnavailable",
+    "BranchChanged",
     "Confirming",
     "NoConfirmation",
     "NotConfirmed",
@@ -87,6 +88,19 @@ class RepeatedAttempt:
     attempt: int
 
 
+@dataclass(frozen=True, slots=True)
+class BranchChanged:
+    """The target branch ``branch`` changed level at ``sha`` (an open watch issue, number
+    ``issue`` at ``url``), for ``metrics`` of the metrics this report measured: a move
+    shown may be that change, not the PR's."""
+
+    branch: str
+    sha: str
+    issue: int
+    url: str
+    metrics: int
+
+
 Notice = (
     PlatformLinedUp
     | PlatformUnmatched
@@ -95,4 +109,5 @@ Notice = (
     | NotConfirmed
     | Settled
     | RepeatedAttempt
+    | BranchChanged
 )

@@ -155,6 +155,15 @@ def code(value: str, max_length: int = 120) -> str:
     return f"<code>{'_'.join(piece.translate(_ENCODED) for piece in pieces) or '(empty)'}</code>"
 
 
+def title(value: str, max_length: int = 60) -> str:
+    """Untrusted text in an issue's title: plain text to GitHub (no markup, no entities),
+    where a backtick still opens code and ``@``, ``#`` and ``GH-`` still link. Backticks
+    become apostrophes, and mentions, references, links and SHAs are broken as ``text``
+    breaks them."""
+    flat = _defused(value, max_length).replace("`", "'")
+    return flat.replace("@", "@" + ZWSP).replace("#", "#" + ZWSP)
+
+
 def _defused(value: str, max_length: int) -> str:
     """``value`` cleaned, with its links, references and SHAs broken; not yet encoded."""
     flat = _URL_PARTS.sub(_split_url_part, clean(value, max_length))

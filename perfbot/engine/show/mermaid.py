@@ -52,12 +52,15 @@ __all__ = [
     "Charts",
     "MetricSeries",
     "block",
+    "change_block",
     "charts_section",
     "label",
 ]
 
 MAX_BRANCH_POINTS = 8
 MAX_PUSHES = 4
+# A change point's chart: the commits around it on the branch (before and after).
+MAX_CHANGE_POINTS = 40
 MAX_TITLE = 80  # the chart's title: metric, unit, platform
 MAX_AXIS_TITLE = 60
 # The y axis title (the unit) is drawn upright along the plot: longer, it runs past it.
@@ -85,6 +88,13 @@ FRONTMATTER = (
     "    xyChart:",
     '      plotColorPalette: "#3b6ea5"',
     "---",
+)
+
+# A change point's chart draws two lines: the commits' values in the same blue, the levels
+# before and after the change in red.
+CHANGE_FRONTMATTER = tuple(
+    '      plotColorPalette: "#3b6ea5, #cf222e"' if "plotColorPalette" in line else line
+    for line in FRONTMATTER
 )
 
 _LOOKALIKES = str.maketrans(
@@ -173,6 +183,43 @@ def block(series: MetricSeries) -> str | None:
         f'    y-axis "{label(series.unit, MAX_UNIT) if series.unit else "value"}"'
         f" {_number(low)} --> {_number(high)}",
         f"    {kind} [{', '.join(_number(v) for v in values)}]",
+        FENCE,
+    ]
+    return "\n".join(lines)
+
+
+def change_block(
+    points: Sequence[tuple[str, float, float]],
+    *,
+    metric: str,
+    unit: str,
+    platform: str,
+    branch: str,
+) -> str | None:
+    """The fenced ``mermaid`` block of a change point: each commit's value on the branch
+    (``(short sha, value, level)``, oldest first), and the levels before and after the
+    change as a second line, so that the step shows where the detector put it. None when
+    there is nothing to draw (fewer than two commits, or an absurd value)."""
+    shown = [p for p in points if all(math.isfinite(v) and abs(v) < MAX_MAGNITUDE for v in p[1:])]
+    shown = shown[-MAX_CHANGE_POINTS:]
+    if len(shown) < 2:
+        return None
+    values = [value for _, value, _ in shown]
+    levels = [level for _, _, level in shown]
+    low, high = _range([*values, *levels], "line")
+    title = MetricSeries(metric, unit, platform)
+    where = label(branch, 30) if branch else "branch"
+    lines = [
+        f"{FENCE}mermaid",
+        *CHANGE_FRONTMATTER,
+        "xychart-beta",
+        f'    title "{_title(title)}"',
+        f'    x-axis "{label(f"{where} commits, oldest first", MAX_AXIS_TITLE)}"'
+        f" [{_categories([sha for sha, _, _ in shown])}]",
+        f'    y-axis "{label(unit, MAX_UNIT) if unit else "value"}"'
+        f" {_number(low)} --> {_number(high)}",
+        f"    line [{', '.join(_number(v) for v in values)}]",
+        f"    line [{', '.join(_number(v) for v in levels)}]",
         FENCE,
     ]
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from typing import Final
 
 from perfbot.engine.judge.notices import (
     BaselineUnavailable,
+    BranchChanged,
     Confirming,
     NoConfirmation,
     NotConfirmed,
@@ -22,7 +23,7 @@ from perfbot.engine.judge.notices import (
     RepeatedAttempt,
     Settled,
 )
-from perfbot.engine.show.escape import text
+from perfbot.engine.show.escape import code, short_sha, text
 
 # A sentence holding a name is cut at this many characters (a name may be huge).
 MAX_NOTICE_CHARS: Final = 300
@@ -48,6 +49,12 @@ def plain(notice: Notice) -> str:
             return f"--platform {name} matches no platform measured"
         case BaselineUnavailable():
             return f"comparison not available: {unavailable(notice)}"
+        case BranchChanged(branch=branch, sha=sha, issue=issue, metrics=metrics):
+            which = "a metric" if metrics == 1 else f"{metrics} metrics"
+            return (
+                f"{branch} changed level at {sha[:7]} for {which} of this report (issue "
+                f"{issue}): a move shown here may be that change, not this PR's"
+            )
         case _:
             return _confirmation(notice)
 
@@ -61,6 +68,13 @@ def markdown(notice: Notice) -> str:
             return f"⚠️ {text(plain(notice), MAX_NOTICE_CHARS)}"
         case Confirming():
             return f"⏳ {_confirmation(notice)}"
+        case BranchChanged(branch=branch, sha=sha, issue=issue, url=url, metrics=metrics):
+            which = "a metric" if metrics == 1 else f"{metrics} metrics"
+            return (
+                f"ℹ️ {code(branch, 60)} changed level at {short_sha(sha)} for {which} of this "
+                f"report ([issue {issue}]({url})): a move shown here may be that change, not "
+                "this PR's."
+            )
         case _:
             return f"ℹ️ {_confirmation(notice)}"
 
