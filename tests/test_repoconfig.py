@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfbot.app.configfile import MAX_ERROR_CHARS, resolve_config
-from perfbot.app.repoconfig import ConfigResult, RepoConfig
+from perfbot.app.repoconfig import ConfigResult, RepoConfig, WatchConfig
 from perfbot.engine.judge.compare import MetricRule, Policy
 from perfbot.model import Better
 
@@ -699,3 +699,45 @@ def test_bad_platforms_are_named_and_ignored(text: str, message: str) -> None:
     assert message in error
     assert_well_formed(result.errors)
     assert result.repo_config.platforms == ("org_board",)  # the org's value, as for every key
+
+
+# --- the default branch's watch ----------------------------------------------------------------
+
+
+def test_the_watch_follows_the_operator_unless_the_repository_says() -> None:
+    default = repo_only("").repo_config.watch
+    assert default == WatchConfig()
+    assert (default.on(operator_default=True), default.on(operator_default=False)) == (True, False)
+    off = repo_only("watch: false").repo_config.watch
+    assert not off.on(operator_default=True)
+    on = repo_only("watch: true").repo_config.watch
+    assert on.on(operator_default=False)
+
+
+def test_watch_settings_are_read_and_a_mapping_turns_it_on() -> None:
+    text = "watch:\n  metrics: ['udp*', '*receiver_mbps']\n  min_change: 3\n  issues: false\n"
+    result = repo_only(text)
+    assert result.errors == ()
+    watch = result.repo_config.watch
+    assert watch == WatchConfig(True, ("udp*", "*receiver_mbps"), 3.0, False)
+    assert watch.on(operator_default=False)
+    assert watch.watched("udp_500M.lost_percent")
+    assert watch.watched("tcp_rx.receiver_mbps")
+    assert not watch.watched("tcp_rx.retransmits")
+
+
+def test_a_bad_watch_setting_falls_back_alone() -> None:
+    result = repo_only("watch:\n  min_change: -1\n  issues: maybe\n  metrics: [x]\n  when: now\n")
+    assert_well_formed(result.errors)
+    assert len(result.errors) == 3
+    assert any("watch.min_change" in error for error in result.errors)
+    assert any("watch.issues" in error for error in result.errors)
+    assert any("`watch.when`" in error for error in result.errors)
+    assert result.repo_config.watch == WatchConfig(True, ("x",), None, True)
+
+
+def test_the_org_turns_the_watch_off_and_a_repository_back_on() -> None:
+    assert not resolve_config(None, "watch: false", "r").repo_config.watch.on(True)
+    assert resolve_config("watch: true", "watch: false", "r").repo_config.watch.on(False)
+    kept = resolve_config("threshold: 2", "watch: {metrics: [tcp*]}", "r").repo_config.watch
+    assert kept.metrics == ("tcp*",)

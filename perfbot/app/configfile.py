@@ -24,6 +24,7 @@ MAX_METRIC_RULES = 200
 MAX_WORKFLOWS = 50
 MAX_EXCLUDE = 1000
 MAX_PLATFORMS = 100
+MAX_WATCHED = 200
 MAX_ERRORS_PER_FILE = 10
 MAX_ERROR_CHARS = 160
 MAX_LABEL_CHARS = 50  # GitHub's own limit on label names
@@ -220,6 +221,32 @@ def _read_platforms(value: object, file: _File) -> None:
         file.values["platforms"] = names
 
 
+_WATCH_KEYS = ("enabled", "metrics", "min_change", "issues")
+
+
+def _read_watch(value: object, file: _File) -> None:
+    """``watch: false`` / ``true``, or a mapping of its settings (then it is on unless
+    ``enabled: false``); a bad setting falls back alone, the others still apply."""
+    if isinstance(value, bool):
+        file.values["watch"] = dataclasses.replace(file.base.watch, enabled=value)
+        return
+    if not isinstance(value, dict):
+        file.invalid("watch", "true, false or a mapping of " + ", ".join(_WATCH_KEYS), value)
+        return
+    settings: dict[str, Any] = {"enabled": True}
+    for key, sub_value in _sub_mapping(value, "watch", _WATCH_KEYS, file):
+        if key in ("enabled", "issues") and isinstance(sub_value, bool):
+            settings[key] = sub_value
+        elif key == "metrics" and (globs := _names(sub_value, "watch.metrics", MAX_WATCHED, file)):
+            settings[key] = globs
+        elif key == "min_change" and (change := _percent(sub_value)) is not None:
+            settings[key] = change
+        elif key != "metrics":
+            expected = "a number ≥ 0" if key == "min_change" else "true or false"
+            file.invalid(f"watch.{key}", expected, sub_value)
+    file.values["watch"] = dataclasses.replace(file.base.watch, **settings)
+
+
 def _read_exclude(value: object, file: _File) -> None:
     names = _names(value, "exclude", MAX_EXCLUDE, file)
     if names is not None:
@@ -360,6 +387,7 @@ _READERS: dict[str, Callable[[object, _File], None]] = {
     "fail_on_regression": _read_bool("fail_on_regression"),
     "confirm": _read_bool("confirm"),
     "platforms": _read_platforms,
+    "watch": _read_watch,
     "exclude": _read_exclude,
 }
 

@@ -5,11 +5,37 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Protocol
 
 from perfbot.engine.judge.compare import MetricRule, Policy
 
 PERMISSIONS = ("triage", "write", "maintain", "admin")
+
+
+@dataclass(frozen=True, slots=True)
+class WatchConfig:
+    """The default branch's watch: the change points of its measured pushes, an issue each.
+
+    ``enabled`` None: the operator's default (``PERFBOT_WATCH``, on unless turned off).
+    ``metrics``: globs of the metrics watched. ``min_change``: the smallest change worth an
+    issue, in the metric's units (percent, points for loss, counts for counters); None:
+    2 % (the comparison's floor for points and counts), and any change of a deterministic
+    metric. ``issues`` False: the change points are recorded, no issue is opened.
+    """
+
+    enabled: bool | None = None
+    metrics: tuple[str, ...] = ("*",)
+    min_change: float | None = None
+    issues: bool = True
+
+    def watched(self, metric: str) -> bool:
+        """Whether ``metric`` is one of the watched metrics."""
+        return any(fnmatchcase(metric, pattern) for pattern in self.metrics)
+
+    def on(self, operator_default: bool) -> bool:
+        """Whether the watch runs, given the operator's default for every installation."""
+        return operator_default if self.enabled is None else self.enabled
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +58,7 @@ class RepoConfig:
     confirm: bool = True
     # Platforms to report, by full name (qemu_x86/atom) or board (qemu_x86); () = all.
     platforms: tuple[str, ...] = ()
+    watch: WatchConfig = WatchConfig()
 
     def policy(self) -> Policy:
         """The comparison policy these settings describe."""
