@@ -322,14 +322,23 @@ class RestDescription:
         return self._schemas.document
 
     def operation(self, method: str, path: str) -> Operation | None:
+        """The operation a request is for: the most literal template that matches, and one
+        GitHub still documents before a deprecated alias (octokit keeps ``compare/{base}...
+        {head}`` beside ``compare/{basehead}``)."""
+        found: list[Operation] = []
         for _literal, regex, template in self._routes:
             if regex.fullmatch(path):
                 node = self.document["paths"][template].get(method.lower())
-                if node is None:
-                    continue
-                pointer = _pointer("paths", template, method.lower())
-                return Operation(method.upper(), template, pointer, node)
-        return None
+                if node is not None:
+                    pointer = _pointer("paths", template, method.lower())
+                    found.append(Operation(method.upper(), template, pointer, node))
+        current = [
+            o
+            for o in found
+            if not o.node.get("deprecated")
+            and not str(o.node.get("description", "")).startswith("**Deprecated**")
+        ]
+        return next(iter(current or found), None)
 
     def operations(self) -> Iterator[Operation]:
         for template, item in self.document["paths"].items():
