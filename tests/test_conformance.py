@@ -316,6 +316,19 @@ async def scene(world: World, app: GitHubApp) -> None:
             summary="1 regression",
         )
         await installation.rerun_workflow_run(owner, name, run.id)
+        # The issues of performance changes on the default branch, and their commits.
+        (base,) = world.commits("measured")
+        world.merge(pull)
+        comparison = await installation.compare_commits(owner, name, base.sha, "main")
+        (merged,) = comparison.commits
+        assert [p.number for p in await installation.pulls_for_commit(owner, name, merged.sha)]
+        issue = await installation.create_issue(owner, name, "tcp4 fell", "at #7", ["perfbot"])
+        assert await installation.get_issue(owner, name, issue.number) == issue
+        assert await installation.list_issues(owner, name, labels=["perfbot"]) == [issue]
+        await installation.create_comment(owner, name, issue.number, "still there")
+        assert await installation.update_issue(
+            owner, name, issue.number, state="closed", state_reason="completed"
+        )
     assert await app.bot_login() == fake.bot_login
     (attempt,) = await app.list_hook_deliveries(since=0, max_pages=2)
     await app.redeliver(attempt.id)
@@ -342,6 +355,11 @@ PERFBOTS_OPERATIONS = {
     "POST /repos/{owner}/{repo}/check-runs",
     "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",
     "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun",
+    "GET /repos/{owner}/{repo}/compare/{basehead}",
+    "POST /repos/{owner}/{repo}/issues",
+    "GET /repos/{owner}/{repo}/issues/{issue_number}",
+    "GET /repos/{owner}/{repo}/issues",
+    "PATCH /repos/{owner}/{repo}/issues/{issue_number}",
 }
 
 
