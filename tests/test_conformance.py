@@ -26,8 +26,13 @@ from perfbot.github.transport import API_VERSION, USER_AGENT
 from perfbot.store.base import NewJob
 from tests import apispec
 from tests.apispec import Example, Violation
-from tests.conformance import is_perfbots, request_violations, response_violations
-from tests.fakegithub import CheckRun, RecordedRequest, rsa_keypair
+from tests.conformance import (
+    ExchangeLog,
+    is_perfbots,
+    request_violations,
+    response_violations,
+)
+from tests.fakegithub import CheckRun, FakeGitHub, RecordedRequest, rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World, report_zip
 
 HEAD = "a" * 40
@@ -251,6 +256,20 @@ def test_an_undocumented_success_is_caught_and_an_error_is_not() -> None:
 def test_only_perfbots_requests_are_held_to_its_version() -> None:
     assert is_perfbots(record("GET", "/app"))
     assert not is_perfbots(record("GET", "/app", agent="python-httpx/0.28"))
+
+
+def test_the_suites_check_fails_on_a_broken_exchange() -> None:
+    """What tests/conftest.py runs after each test: a broken exchange is reported, once
+    per distinct exchange however often it was made."""
+    log = ExchangeLog()
+    wrong = record("GET", "/repos/acme/widget/pulls", query={"order": "asc"}, answer={})
+    for _ in range(2):
+        log.add(FakeGitHub(), wrong)
+    assert [str(v) for v in log.violations()] == [
+        "GET /repos/{owner}/{repo}/pulls → 200: $: {} is not of type 'array'",
+        "GET /repos/{owner}/{repo}/pulls request: ?order: unknown query parameter",
+    ]
+    assert log.violations() == []  # each exchange is checked once, at the test's end
 
 
 # --- Every call perfbot makes, in one scene ----------------------------------------------------

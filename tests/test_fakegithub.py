@@ -589,6 +589,23 @@ async def test_reaction_is_created_once(world: World, gh: Installed) -> None:
     assert [r.content for r in comment.reactions] == ["eyes"]
 
 
+async def test_reactions_of_an_issue_comment_are_listed_by_content(
+    world: World, gh: Installed
+) -> None:
+    world.fake.add_issue(world.repo, 3, "A plain issue")
+    comment = world.fake.add_comment(world.repo, 3, "/perfbot ignore")
+    for content in ("eyes", "rocket"):
+        await gh.rest.reactions.async_create_for_issue_comment(
+            OWNER, NAME, comment.id, content=content
+        )
+    listed = await gh.rest.reactions.async_list_for_issue_comment(OWNER, NAME, comment.id)
+    assert [r.content for r in listed.parsed_data] == ["eyes", "rocket"]
+    rockets = await gh.rest.reactions.async_list_for_issue_comment(
+        OWNER, NAME, comment.id, content="rocket"
+    )
+    assert [r.content for r in rockets.parsed_data] == ["rocket"]
+
+
 async def test_invalid_reaction_is_refused(world: World) -> None:
     comment = world.fake.add_comment(world.repo, 7, "hello")
     token = world.fake.issue_token(INSTALLATION)
