@@ -108,8 +108,9 @@ def _key(record: RecordedRequest, perfbots: bool) -> str:
 class ExchangeLog:
     """The exchanges of one test, checked at its end (not in the fake's serving thread)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tally: Tally = TALLY) -> None:
         self._records: list[RecordedRequest] = []
+        self._tally = tally
 
     def add(self, _fake: FakeGitHub, record: RecordedRequest) -> None:
         with _lock:
@@ -122,17 +123,17 @@ class ExchangeLog:
         started = time.perf_counter()
         for record in records:
             perfbots = is_perfbots(record)
-            TALLY.exchanges += 1
-            TALLY.perfbot_requests += perfbots
+            self._tally.exchanges += 1
+            self._tally.perfbot_requests += perfbots
             key = _key(record, perfbots)
             if key not in _checked:
-                TALLY.distinct += 1
+                self._tally.distinct += 1
                 checked = response_violations(record)
                 if perfbots:
                     checked += request_violations(record)
                 _checked[key] = tuple(checked)
                 for violation in checked:
-                    TALLY.violations[violation.rule] += 1
+                    self._tally.violations[violation.rule] += 1
             found.extend(_checked[key])
-        TALLY.seconds += time.perf_counter() - started
+        self._tally.seconds += time.perf_counter() - started
         return list(dict.fromkeys(found))

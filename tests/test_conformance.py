@@ -28,6 +28,7 @@ from tests import apispec
 from tests.apispec import Example, Violation
 from tests.conformance import (
     ExchangeLog,
+    Tally,
     is_perfbots,
     request_violations,
     response_violations,
@@ -261,7 +262,8 @@ def test_only_perfbots_requests_are_held_to_its_version() -> None:
 def test_the_suites_check_fails_on_a_broken_exchange() -> None:
     """What tests/conftest.py runs after each test: a broken exchange is reported, once
     per distinct exchange however often it was made."""
-    log = ExchangeLog()
+    tally = Tally()
+    log = ExchangeLog(tally)  # not the session's: its summary counts the suite's own
     wrong = record("GET", "/repos/acme/widget/pulls", query={"order": "asc"}, answer={})
     for _ in range(2):
         log.add(FakeGitHub(), wrong)
@@ -270,6 +272,7 @@ def test_the_suites_check_fails_on_a_broken_exchange() -> None:
         "GET /repos/{owner}/{repo}/pulls request: ?order: unknown query parameter",
     ]
     assert log.violations() == []  # each exchange is checked once, at the test's end
+    assert (tally.exchanges, sum(tally.violations.values())) == (2, 2)
 
 
 # --- Every call perfbot makes, in one scene ----------------------------------------------------

@@ -617,6 +617,46 @@ async def test_invalid_reaction_is_refused(world: World) -> None:
     assert comment.reactions == []
 
 
+# --- Issues and commits ---------------------------------------------------------------------------
+
+
+async def test_issue_requests_github_refuses_are_refused(world: World) -> None:
+    issue = world.fake.add_issue(world.repo, title="A plain issue")
+    token = world.fake.issue_token(INSTALLATION)
+    base = f"/repos/{OWNER}/{NAME}"
+    async with raw_client(world.fake, f"token {token}") as client:
+        untitled = await client.post(f"{base}/issues", json={"body": "no title"})
+        merged = await client.patch(f"{base}/issues/{issue.number}", json={"state": "merged"})
+        why = await client.patch(
+            f"{base}/issues/{issue.number}", json={"state": "closed", "state_reason": "fixed"}
+        )
+        listed = await client.get(f"{base}/issues", params={"state": "merged"})
+        missing = await client.get(f"{base}/issues/99")
+        two_dots = await client.get(f"{base}/compare/main..topic")
+    assert [r.status_code for r in (untitled, merged, why, listed, missing, two_dots)] == [
+        422,
+        422,
+        422,
+        422,
+        404,
+        404,
+    ]
+    assert untitled.json()["errors"][0]["field"] == "title"
+    assert world.repo.issues[issue.number].state == "open"
+
+
+async def test_an_issue_lists_and_reads_as_github_shows_pull_requests(
+    world: World, gh: Installed
+) -> None:
+    world.fake.add_pull(world.repo, 7, "a" * 40, "feature", labels=["perf"])
+    issue = world.fake.add_issue(world.repo, title="Regression", labels=["perf"])
+    listed = (await gh.rest.issues.async_list_for_repo(OWNER, NAME, labels="perf")).parsed_data
+    assert [(i.number, bool(i.pull_request)) for i in listed] == [(issue.number, False), (7, True)]
+    pull = (await gh.rest.issues.async_get(OWNER, NAME, 7)).parsed_data
+    assert pull.pull_request is not None
+    assert pull.html_url.endswith("/pull/7")
+
+
 # --- Contents and permissions --------------------------------------------------------------------
 
 
