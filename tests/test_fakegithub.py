@@ -650,8 +650,12 @@ async def test_an_issue_lists_and_reads_as_github_shows_pull_requests(
 ) -> None:
     world.fake.add_pull(world.repo, 7, "a" * 40, "feature", labels=["perf"])
     issue = world.fake.add_issue(world.repo, title="Regression", labels=["perf"])
-    listed = (await gh.rest.issues.async_list_for_repo(OWNER, NAME, labels="perf")).parsed_data
-    assert [(i.number, bool(i.pull_request)) for i in listed] == [(issue.number, False), (7, True)]
+    response = await gh.rest.issues.async_list_for_repo(OWNER, NAME, labels="perf")
+    listed: list[dict[str, Any]] = json.loads(response.content)
+    assert [(i["number"], "pull_request" in i) for i in listed] == [
+        (issue.number, False),
+        (7, True),
+    ]
     pull = (await gh.rest.issues.async_get(OWNER, NAME, 7)).parsed_data
     assert pull.pull_request is not None
     assert pull.html_url.endswith("/pull/7")
