@@ -10,9 +10,14 @@ or at ``serve(fake)`` (real loopback sockets), then assert on the state (``comme
 
 Every response body starts from a real GitHub payload under ``../shared/fixtures`` (octokit's
 webhook examples and PyGithub's recorded REST responses), deep-copied with ids, urls and fields
-overwritten, so githubkit's models for REST API version 2026-03-10 accept it as they would
-accept GitHub's. Routes the fake does not know answer 501 and are listed in
-``fake.unknown_routes``, so a new call in perfbot shows up instead of passing by accident.
+overwritten. The fake serves the API version a request names (``X-GitHub-Api-Version``;
+2022-11-28 without one, as GitHub does) in that version's shape: 2026-03-10 answers lack the
+fields that version removed. Every answer matches GitHub's own OpenAPI description of its
+version, and every webhook payload GitHub's webhook description: tests/conformance.py checks
+each exchange of every test, tests/test_conformance.py the payloads (where GitHub's examples
+and its description disagree, the fake follows the description: tests/CONFORMANCE.md).
+Routes the fake does not know answer 501 and are listed in ``fake.unknown_routes``, so a new
+call in perfbot shows up instead of passing by accident.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
@@ -82,6 +88,9 @@ ARTIFACT_RETENTION: Final = timedelta(days=90)
 COMMENT_BODY_LIMIT: Final = 65536
 CHECK_RUN_TEXT_LIMIT: Final = 65535
 SUPPORTED_API_VERSIONS: Final = frozenset({"2022-11-28", "2026-03-10"})
+# What GitHub assumes for a request without X-GitHub-Api-Version.
+DEFAULT_API_VERSION: Final = "2022-11-28"
+LATEST_API_VERSION: Final = "2026-03-10"
 DOCS: Final = "https://docs.github.com/rest"
 
 # What a perfbot installation grants (github-platform.md §F). Tests narrow it per installation.
@@ -149,13 +158,16 @@ _COMMENT_EVENT: Final[Json] = _load(
     "octokit-webhooks/issue_comment/created.with-installation.payload.json"
 )
 _CHECK_RUN_EVENT: Final[Json] = _load("octokit-webhooks/check_run/rerequested.payload.json")
+_CHECK_SUITE_EVENT: Final[Json] = _load("octokit-webhooks/check_suite/rerequested.payload.json")
+_INSTALLATION_EVENT: Final[Json] = _load("octokit-webhooks/installation/suspend.payload.json")
 _REPO_TEMPLATE: Final[Json] = _WORKFLOW_RUN_EVENT["repository"]  # octo-org/octo-repo, full form
 _USER_TEMPLATE: Final[Json] = _WORKFLOW_RUN_EVENT["sender"]  # Codertocat
 _ORG_TEMPLATE: Final[Json] = _WORKFLOW_RUN_EVENT["organization"]  # octo-org
 _ISSUE_TEMPLATE: Final[Json] = _COMMENT_EVENT["issue"]
 _COMMENT_TEMPLATE: Final[Json] = _COMMENT_EVENT["comment"]
 _CHECK_RUN_TEMPLATE: Final[Json] = _CHECK_RUN_EVENT["check_run"]
-_CHECK_SUITE_TEMPLATE: Final[Json] = _CHECK_RUN_TEMPLATE["check_suite"]
+_CHECK_SUITE_TEMPLATE: Final[Json] = _CHECK_SUITE_EVENT["check_suite"]  # the full form
+_INSTALLATION_TEMPLATE: Final[Json] = _INSTALLATION_EVENT["installation"]
 _APP_TEMPLATE: Final[Json] = _CHECK_RUN_TEMPLATE["app"]
 
 
@@ -225,6 +237,7 @@ class Installation:
     permissions: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PERMISSIONS))
     repository_selection: str = "selected"
     suspended: bool = False
+    created_at: datetime = field(default_factory=lambda: datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
 
 
 @dataclass(kw_only=True)
@@ -245,10 +258,43 @@ class Pull:
     merged: bool = False
     draft: bool = False
     created_at: datetime
+    merge_commit_sha: str | None = None  # set by ``merge_pull`` (not sent in 2026-03-10)
 
     @property
     def is_fork(self) -> bool:
         return self.head_repo_full_name.lower() != self.repo.lower()
+
+
+@dataclass(kw_only=True)
+class Issue:
+    """A plain issue (a pull request is an issue too, but lives in ``Repo.pulls``)."""
+
+    repo: str  # full name
+    number: int
+    id: int
+    title: str
+    body: str | None = None
+    state: str = "open"
+    state_reason: str | None = None  # completed, not_planned, duplicate, reopened
+    labels: list[str] = field(default_factory=list)
+    user: str = "alice"
+    user_type: str = "User"
+    app_id: int | None = None  # performed_via_github_app: opened by an App
+    locked: bool = False
+    created_at: datetime
+    updated_at: datetime
+    closed_at: datetime | None = None
+    closed_by: str | None = None
+
+
+@dataclass(kw_only=True)
+class Commit:
+    sha: str
+    message: str
+    parents: list[str]
+    author: str = "alice"
+    date: datetime
+    pull: int | None = None  # the pull request whose merge brought it (commits/{sha}/pulls)
 
 
 @dataclass(kw_only=True)
@@ -262,7 +308,9 @@ class Repo:
     refs: dict[str, dict[str, str | bytes]] = field(default_factory=dict)  # other branches/shas
     collaborators: dict[str, str] = field(default_factory=dict)  # lower-case login → role
     pulls: dict[int, Pull] = field(default_factory=dict)
-    issues: set[int] = field(default_factory=set)  # plain issue numbers (pulls are issues too)
+    issues: dict[int, Issue] = field(default_factory=dict)  # plain issues (pulls are issues too)
+    commits: dict[str, Commit] = field(default_factory=dict)  # sha → commit, oldest first
+    branches: dict[str, str] = field(default_factory=dict)  # name → head sha
 
     @property
     def owner(self) -> str:
@@ -340,6 +388,7 @@ class Comment:
     updated_at: datetime
     deleted: bool = False
     edits: int = 0
+    previous_body: str = ""  # before the last edit (an ``edited`` delivery's ``changes``)
     reactions: list[Reaction] = field(default_factory=list)
 
 
@@ -419,6 +468,34 @@ class RecordedRequest:
     duration: float
     installation_id: int | None = None
     body: Any = None
+    api_version: str | None = None  # the X-GitHub-Api-Version header as sent (None: absent)
+    user_agent: str = ""
+    # The answer as sent: its media type and bytes (empty for a redirect or no content).
+    response_type: str = ""
+    response_body: bytes = b""
+
+    @property
+    def served_version(self) -> str:
+        """The API version the answer was given in (GitHub's default without a header)."""
+        return self.api_version or DEFAULT_API_VERSION
+
+
+ExchangeObserver = Callable[["FakeGitHub", RecordedRequest], None]
+# Told of every API exchange any fake answers, once answered (see ``observing``).
+_observers: list[ExchangeObserver] = []
+
+
+@contextmanager
+def observing(observer: ExchangeObserver) -> Iterator[None]:
+    """While inside, ``observer`` sees every API exchange of every FakeGitHub, answered.
+
+    The conformance check (``tests/conformance.py``) watches each test this way.
+    """
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
 
 
 @dataclass(kw_only=True)
@@ -482,6 +559,21 @@ class _Chaos:
 
 def _is_token_path(path: str) -> bool:
     return path.startswith("/app/installations/") and path.endswith("/access_tokens")
+
+
+# What is being rendered: an answer in one REST API version (set around each route
+# handler), or else a webhook payload. Deliveries carry no API version: GitHub's webhook
+# description (@octokit/openapi-webhooks) still has every field 2026-03-10 removed.
+WEBHOOKS: Final = "webhooks"
+_rendering: ContextVar[str] = ContextVar("rendering", default=WEBHOOKS)
+
+
+def _legacy() -> bool:
+    """Whether what is being rendered still has the fields that REST API version
+    2026-03-10 removed (``merge_commit_sha`` and ``assignee`` of pulls and issues, a
+    repository's ``has_downloads``, ``master_branch``, ``use_squash_pr_title_as_default``):
+    a 2022-11-28 answer, or a webhook payload."""
+    return _rendering.get() in (DEFAULT_API_VERSION, WEBHOOKS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -615,8 +707,94 @@ class FakeGitHub:
             raise ValueError(f"unknown role {role!r}")
         self.repo(repo).collaborators[login.lower()] = role
 
-    def add_issue(self, repo: Repo | str, number: int) -> None:
-        self.repo(repo).issues.add(number)
+    def add_issue(
+        self,
+        repo: Repo | str,
+        number: int | None = None,
+        title: str | None = None,
+        body: str | None = None,
+        *,
+        labels: Sequence[str] = (),
+        login: str = "alice",
+        state: str = "open",
+        app_id: int | None = None,
+    ) -> Issue:
+        """A plain issue: ``number`` (the repository's next one when None), opened by
+        ``login`` (perfbot itself with ``app_id=fake.app_id`` and ``login=fake.bot_login``)."""
+        target = self.repo(repo)
+        number = number if number is not None else self.next_issue_number(target)
+        if number in target.pulls or number in target.issues:
+            raise ValueError(f"{target.full_name}#{number} exists")
+        moment = self.now()
+        issue = Issue(
+            repo=target.full_name,
+            number=number,
+            id=self.next_id(),
+            title=title or f"Issue {number}",
+            body=body,
+            state=state,
+            state_reason="completed" if state == "closed" else None,
+            labels=list(labels),
+            user=login,
+            user_type="Bot" if login.endswith("[bot]") else "User",
+            app_id=app_id,
+            created_at=moment,
+            updated_at=moment,
+            closed_at=moment if state == "closed" else None,
+        )
+        target.issues[number] = issue
+        return issue
+
+    def next_issue_number(self, repo: Repo | str) -> int:
+        """The number GitHub would give the repository's next issue or pull request."""
+        target = self.repo(repo)
+        return max([*target.pulls, *target.issues], default=0) + 1
+
+    def add_commit(
+        self,
+        repo: Repo | str,
+        message: str,
+        *,
+        branch: str | None = None,
+        sha: str | None = None,
+        parents: Sequence[str] | None = None,
+        author: str = "alice",
+        pull: int | None = None,
+    ) -> Commit:
+        """A commit on ``branch`` (the default one), on top of its head unless ``parents``."""
+        target = self.repo(repo)
+        branch = branch or target.default_branch
+        head = target.branches.get(branch)
+        commit = Commit(
+            sha=sha or _fake_sha("commit", target.full_name, len(target.commits), message),
+            message=message,
+            parents=list(parents if parents is not None else ([head] if head else [])),
+            author=author,
+            date=self.now(),
+            pull=pull,
+        )
+        target.commits[commit.sha] = commit
+        target.branches[branch] = commit.sha
+        return commit
+
+    def merge_pull(self, repo: Repo | str, number: int, *, squash: bool = True) -> Commit:
+        """Merge pull request ``number`` into its base branch: one commit there (squashed,
+        or a merge commit whose second parent is the head), which GitHub's
+        ``commits/{sha}/pulls`` then answers with the pull request."""
+        target = self.repo(repo)
+        pull = target.pulls[number]
+        base = target.branches.get(pull.base_ref)
+        if squash:
+            parents = [base] if base else []
+            message = f"{pull.title} (#{number})"
+        else:
+            parents = [p for p in (base, pull.head_sha) if p]
+            message = f"Merge pull request #{number} from {pull.head_repo_full_name}"
+        commit = self.add_commit(
+            target, message, branch=pull.base_ref, parents=parents, author=pull.user, pull=number
+        )
+        pull.merged, pull.state, pull.merge_commit_sha = True, "closed", commit.sha
+        return commit
 
     def add_pull(
         self,
@@ -729,8 +907,8 @@ class FakeGitHub:
         app_id: int | None = None,
     ) -> Comment:
         target = self.repo(repo)
-        if number not in target.pulls:
-            target.issues.add(number)
+        if number not in target.pulls and number not in target.issues:
+            self.add_issue(target, number)
         moment = self.now()
         comment = Comment(
             id=self.next_id(),
@@ -1044,6 +1222,52 @@ class FakeGitHub:
         """The ``check_run`` delivery (``rerequested`` when someone clicks "Re-run")."""
         return _check_run_event(self, check_run, action, sender, requested_action)
 
+    def webhook_payload_issues(
+        self,
+        issue: Issue,
+        action: str = "opened",
+        sender: str | None = None,
+        *,
+        label: str | None = None,
+        changes: Mapping[str, str] | None = None,
+    ) -> Json:
+        """The ``issues`` delivery for ``issue`` (``opened``, ``edited``, ``closed``,
+        ``reopened``, ``labeled``…): ``label`` names the label of ``labeled``/``unlabeled``,
+        ``changes`` the previous ``title``/``body`` of ``edited``."""
+        return _issues_event(self, issue, action, sender or issue.user, label, changes)
+
+    def webhook_payload_check_suite(
+        self, check_run: CheckRun, action: str = "rerequested", sender: str = "alice"
+    ) -> Json:
+        """The ``check_suite`` delivery of ``check_run``'s suite ("Re-run all checks")."""
+        return _check_suite_event(self, check_run, action, sender)
+
+    def webhook_payload_installation(
+        self,
+        installation_id: int,
+        action: str,
+        repositories: Sequence[tuple[str, int]] = (),
+        sender: str = "alice",
+    ) -> Json:
+        """The ``installation`` delivery (``created``, ``deleted``, ``suspend``,
+        ``unsuspend``…), naming ``repositories`` ((full name, id) pairs) where GitHub does:
+        on ``created`` and ``deleted``."""
+        return _installation_event(self, installation_id, action, repositories, sender)
+
+    def webhook_payload_installation_repositories(
+        self,
+        installation_id: int,
+        action: str,
+        added: Sequence[tuple[str, int]] = (),
+        removed: Sequence[tuple[str, int]] = (),
+        sender: str = "alice",
+    ) -> Json:
+        """The ``installation_repositories`` delivery: repositories ((full name, id)
+        pairs) ``added`` to or ``removed`` from the installation."""
+        return _installation_repositories_event(
+            self, installation_id, action, added, removed, sender
+        )
+
     def webhook_headers(
         self, event: str, body: bytes, secret: str, delivery: str | None = None
     ) -> dict[str, str]:
@@ -1120,6 +1344,8 @@ class FakeGitHub:
             duration=0.0,
             installation_id=credential.token.installation_id if credential.token else None,
             body=_recorded_body(raw),
+            api_version=request.headers.get("x-github-api-version"),
+            user_agent=request.headers.get("user-agent", ""),
         )
         self.requests.append(record)
         if record.installation_id is not None and not _is_token_path(record.path):
@@ -1129,6 +1355,10 @@ class FakeGitHub:
         finally:
             record.duration = time.perf_counter() - started
         record.status = response.status_code
+        record.response_type = response.headers.get("content-type", "")
+        record.response_body = bytes(response.body)
+        for observer in _observers:
+            observer(self, record)
         return response
 
     async def _answer(self, request: Request, raw: bytes, credential: _Credential) -> Response:
@@ -1142,11 +1372,15 @@ class FakeGitHub:
         if route is None:
             self.unknown_routes.append(f"{request.method} {path}")
             return _error_json(501, f"fake GitHub does not implement {request.method} {path}")
+        version = request.headers.get("x-github-api-version", DEFAULT_API_VERSION)
+        rendering = _rendering.set(version)
         try:
             call = self._authorize(route, params, request, raw, credential)
             response = route.handler(call)
         except _HttpError as error:
             response = error.response()
+        finally:
+            _rendering.reset(rendering)
         self._decorate(response, request, route, credential)
         return response
 
@@ -1158,7 +1392,7 @@ class FakeGitHub:
         raw: bytes,
         credential: _Credential,
     ) -> _Call:
-        version = request.headers.get("x-github-api-version", "2022-11-28")
+        version = request.headers.get("x-github-api-version", DEFAULT_API_VERSION)
         if version not in SUPPORTED_API_VERSIONS:
             raise _HttpError(400, f"Unsupported 'X-GitHub-Api-Version': '{version}'")
         body = _parse_body(raw)
@@ -1194,7 +1428,7 @@ class FakeGitHub:
         headers = response.headers
         headers["x-github-request-id"] = f"FAKE:{len(self.requests):06d}"
         headers["x-github-api-version-selected"] = request.headers.get(
-            "x-github-api-version", "2022-11-28"
+            "x-github-api-version", DEFAULT_API_VERSION
         )
         if route.permissions:
             # GitHub's format: "; " between alternatives, "," inside one set.
@@ -1485,10 +1719,14 @@ def _repo_json(
         visibility="private" if private else "public",
         fork=fork,
         default_branch=default_branch,
-        master_branch=default_branch,
         owner=_user_json(fake, owner, _owner_type(fake, owner)),
         description=None,
     )
+    if _legacy():
+        repo["master_branch"] = default_branch
+    else:
+        for removed in ("has_downloads", "master_branch", "use_squash_pr_title_as_default"):
+            repo.pop(removed, None)
     return repo
 
 
@@ -1539,7 +1777,9 @@ def _label_json(fake: FakeGitHub, repo: str, name: str) -> Json:
         "node_id": _node_id("LA", label_id),
         "url": f"{fake.api_url}/repos/{repo}/labels/{quote(name)}",
         "name": name,
-        "description": None,
+        # A string: pull-request-simple's labels have no null description (GitHub's own
+        # answers do send null for a label without one; tests/CONFORMANCE.md).
+        "description": "",
         "color": "ededed",
         "default": False,
         "archived_by": None,  # required (and always null) in the 2026-03-10 schema
@@ -1600,8 +1840,6 @@ def _pull_json(fake: FakeGitHub, pull: Pull, *, simple: bool = False) -> Json:
         updated_at=stamp,
         closed_at=stamp if closed else None,
         merged_at=stamp if pull.merged else None,
-        merge_commit_sha=_fake_sha("merge", pull.id),
-        assignee=None,
         assignees=[],
         requested_reviewers=[],
         labels=[_label_json(fake, base.full_name, name) for name in pull.labels],
@@ -1629,6 +1867,11 @@ def _pull_json(fake: FakeGitHub, pull: Pull, *, simple: bool = False) -> Json:
         "commits": {"href": f"{api}/pulls/{pull.number}/commits"},
         "statuses": {"href": f"{api}/statuses/{pull.head_sha}"},
     }
+    if _legacy():
+        obj.update(merge_commit_sha=_fake_sha("merge", pull.id), assignee=None)
+    else:
+        obj.pop("merge_commit_sha", None)
+        obj.pop("assignee", None)
     if simple:
         for key in _SIMPLE_PULL_OMITS:
             obj.pop(key, None)
@@ -1748,14 +1991,7 @@ def _artifact_json(fake: FakeGitHub, artifact: Artifact) -> Json:
 
 
 def _author_association(fake: FakeGitHub, comment: Comment) -> str:
-    repo = fake.repo(comment.repo)
-    if comment.user_type == "Bot":
-        return "NONE"
-    if comment.user.lower() == repo.owner.lower():
-        return "OWNER"
-    if comment.user.lower() in repo.collaborators:
-        return "COLLABORATOR"
-    return "CONTRIBUTOR"
+    return _association(fake, fake.repo(comment.repo), comment.user, comment.user_type)
 
 
 def _reaction_counts(comment: Comment, url: str) -> Json:
@@ -1972,12 +2208,36 @@ def _workflow_run_event(fake: FakeGitHub, run: Run, action: str) -> Json:
 
 
 def _issue_json(fake: FakeGitHub, repo: Repo, number: int) -> Json:
+    """The issue ``number``: a plain issue, or a pull request as the issues API shows it."""
     api = f"{fake.api_url}/repos/{repo.full_name}"
-    issue = copy.deepcopy(_ISSUE_TEMPLATE)
+    obj = copy.deepcopy(_ISSUE_TEMPLATE)
     pull = repo.pulls.get(number)
+    issue = repo.issues.get(number)
     kind = "pull" if pull else "issues"
-    issue_id = pull.id if pull else fake.stable_id(f"issue:{repo.full_name}:{number}")
-    issue.update(
+    body: str | None
+    if pull is not None:
+        issue_id = fake.stable_id(f"issue:{repo.full_name}:{number}")
+        title, body, state, labels = pull.title, "", pull.state, pull.labels
+        user, user_type, app_id, state_reason = pull.user, "User", None, None
+        created, updated = pull.created_at, pull.created_at
+        closed = pull.created_at if pull.state == "closed" else None
+        closed_by = None
+    else:
+        assert issue is not None, f"{repo.full_name}#{number} is neither issue nor pull"
+        issue_id, title, body, state, labels = (
+            issue.id,
+            issue.title,
+            issue.body,
+            issue.state,
+            issue.labels,
+        )
+        user, user_type, app_id = issue.user, issue.user_type, issue.app_id
+        state_reason, created, updated = issue.state_reason, issue.created_at, issue.updated_at
+        closed, closed_by = issue.closed_at, issue.closed_by
+    app = None
+    if app_id is not None:
+        app = _app_json(fake, app_id, user.removesuffix("[bot]"))
+    obj.update(
         url=f"{api}/issues/{number}",
         repository_url=api,
         labels_url=f"{api}/issues/{number}/labels{{/name}}",
@@ -1987,29 +2247,116 @@ def _issue_json(fake: FakeGitHub, repo: Repo, number: int) -> Json:
         id=issue_id,
         node_id=_node_id("I", issue_id),
         number=number,
-        title=pull.title if pull else f"Issue {number}",
-        user=_user_json(fake, pull.user if pull else "alice"),
-        labels=[_label_json(fake, repo.full_name, n) for n in (pull.labels if pull else [])],
-        state=pull.state if pull else "open",
-        assignee=None,
+        title=title,
+        user=_user_json(fake, user, user_type),
+        labels=[_label_json(fake, repo.full_name, n) for n in labels],
+        state=state,
+        state_reason=state_reason,
+        locked=bool(issue and issue.locked),
         assignees=[],
         comments=len(fake.comments_on(repo, number)),
-        body="",
+        created_at=_iso(created),
+        updated_at=_iso(updated),
+        closed_at=_iso(closed) if closed else None,
+        author_association=_association(fake, repo, user, user_type),
+        body=body,
+        performed_via_github_app=app,
     )
-    issue["reactions"] = _rewritten(
-        issue["reactions"],
+    obj["reactions"] = _rewritten(
+        obj["reactions"],
         {"https://api.github.com/repos/Codertocat/Hello-World/issues/1": f"{api}/issues/{number}"},
     )
+    if _legacy():
+        obj["assignee"] = None
+    else:
+        obj.pop("assignee", None)
+    if _rendering.get() != WEBHOOKS:
+        # The REST issue: who closed it, and its timeline (webhook issues have neither).
+        obj["closed_by"] = _user_json(fake, closed_by) if closed_by else None
+        obj["timeline_url"] = f"{api}/issues/{number}/timeline"
     if pull is not None:
         html = f"https://github.com/{repo.full_name}/pull/{number}"
-        issue["pull_request"] = {
+        obj["pull_request"] = {
             "url": f"{api}/pulls/{number}",
             "html_url": html,
             "diff_url": f"{html}.diff",
             "patch_url": f"{html}.patch",
             "merged_at": _iso(pull.created_at) if pull.merged else None,
         }
-    return issue
+        if obj["pull_request"]["merged_at"] is None and not _legacy():
+            # 2026-03-10 made these fields non-null; merged_at, not required, is left out
+            # for a pull request that was not merged (tests/CONFORMANCE.md).
+            del obj["pull_request"]["merged_at"]
+    return obj
+
+
+def _association(fake: FakeGitHub, repo: Repo, login: str, user_type: str) -> str:
+    if user_type == "Bot":
+        return "NONE"
+    if login.lower() == repo.owner.lower():
+        return "OWNER"
+    if login.lower() in repo.collaborators:
+        return "COLLABORATOR"
+    return "CONTRIBUTOR"
+
+
+def _issues_event(
+    fake: FakeGitHub,
+    issue: Issue,
+    action: str,
+    sender: str,
+    label: str | None,
+    changes: Mapping[str, str] | None,
+) -> Json:
+    repo = fake.repo(issue.repo)
+    payload: Json = {"action": action, "issue": _issue_json(fake, repo, issue.number)}
+    if label is not None:
+        payload["label"] = _label_json(fake, repo.full_name, label)
+    if action == "edited":
+        payload["changes"] = {key: {"from": value} for key, value in (changes or {}).items()}
+    return _with_repository(fake, payload, repo, sender)
+
+
+def _commit_json(fake: FakeGitHub, repo: Repo, commit: Commit) -> Json:
+    """A commit as the commits and compare APIs show it."""
+    api = f"{fake.api_url}/repos/{repo.full_name}"
+    html = f"https://github.com/{repo.full_name}"
+    person = {
+        "name": commit.author,
+        "email": f"{commit.author}@users.noreply.github.com",
+        "date": _iso(commit.date),
+    }
+    return {
+        "url": f"{api}/commits/{commit.sha}",
+        "sha": commit.sha,
+        "node_id": _node_id("C", fake.stable_id(f"commit:{commit.sha}")),
+        "html_url": f"{html}/commit/{commit.sha}",
+        "comments_url": f"{api}/commits/{commit.sha}/comments",
+        "commit": {
+            "url": f"{api}/git/commits/{commit.sha}",
+            "author": person,
+            "committer": person,
+            "message": commit.message,
+            "comment_count": 0,
+            "tree": {
+                "sha": _fake_sha("tree", commit.sha),
+                "url": f"{api}/git/trees/{_fake_sha('tree', commit.sha)}",
+            },
+            "verification": {
+                "verified": False,
+                "reason": "unsigned",
+                "signature": None,
+                "payload": None,
+                "verified_at": None,
+            },
+        },
+        "author": _user_json(fake, commit.author),
+        "committer": _user_json(fake, commit.author),
+        "parents": [
+            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{html}/commit/{p}"}
+            for p in commit.parents
+        ],
+    }
 
 
 def _issue_comment_event(fake: FakeGitHub, comment: Comment, action: str, sender: str) -> Json:
@@ -2019,23 +2366,31 @@ def _issue_comment_event(fake: FakeGitHub, comment: Comment, action: str, sender
         "issue": _issue_json(fake, repo, comment.issue_number),
         "comment": _comment_json(fake, comment),
     }
+    if action == "edited":
+        payload["changes"] = {"body": {"from": comment.previous_body}}
     return _with_repository(fake, payload, repo, sender)
 
 
-def _check_run_event(
-    fake: FakeGitHub, check: CheckRun, action: str, sender: str, requested_action: str | None
-) -> Json:
+_EMBEDDED_SUITE_KEYS: Final = tuple(_CHECK_RUN_TEMPLATE["check_suite"])
+
+
+def _check_suite_json(fake: FakeGitHub, check: CheckRun, check_run: Json) -> Json:
+    """The full check suite of ``check`` (``check_run_json`` is the check run's JSON)."""
     repo = fake.repo(check.repo)
-    check_run = _check_run_json(fake, check)
     suite = copy.deepcopy(_CHECK_SUITE_TEMPLATE)
     pull = next((p for p in repo.pulls.values() if p.head_sha == check.head_sha), None)
+    url = f"{fake.api_url}/repos/{repo.full_name}/check-suites/{check.check_suite_id}"
+    runs = [c for c in fake.check_runs.values() if c.check_suite_id == check.check_suite_id]
     suite.update(
         id=check.check_suite_id,
+        node_id=_node_id("CS", check.check_suite_id),
         head_branch=pull.head_ref if pull else repo.default_branch,
         head_sha=check.head_sha,
         status="completed",
         conclusion=check.conclusion,
-        url=f"{fake.api_url}/repos/{repo.full_name}/check-suites/{check.check_suite_id}",
+        url=url,
+        check_runs_url=f"{url}/check-runs",
+        latest_check_runs_count=max(1, len(runs)),
         before=None,
         after=check.head_sha,
         pull_requests=check_run["pull_requests"],
@@ -2043,11 +2398,127 @@ def _check_run_event(
         created_at=check_run["started_at"] or _iso(fake.now()),
         updated_at=check_run["completed_at"] or _iso(fake.now()),
     )
-    check_run["check_suite"] = suite
+    suite["head_commit"].update(
+        id=check.head_sha, tree_id=_fake_sha("tree", check.head_sha), timestamp=suite["created_at"]
+    )
+    return suite
+
+
+def _check_run_event(
+    fake: FakeGitHub, check: CheckRun, action: str, sender: str, requested_action: str | None
+) -> Json:
+    repo = fake.repo(check.repo)
+    check_run = _check_run_json(fake, check)
+    suite = _check_suite_json(fake, check, check_run)
+    # The check run carries the short form of its suite, as GitHub sends it.
+    check_run["check_suite"] = {key: suite[key] for key in _EMBEDDED_SUITE_KEYS if key in suite}
     payload: Json = {"action": action, "check_run": check_run}
     if requested_action is not None:
         payload["requested_action"] = {"identifier": requested_action}
     return _with_repository(fake, payload, repo, sender)
+
+
+def _check_suite_event(fake: FakeGitHub, check: CheckRun, action: str, sender: str) -> Json:
+    repo = fake.repo(check.repo)
+    suite = _check_suite_json(fake, check, _check_run_json(fake, check))
+    return _with_repository(fake, {"action": action, "check_suite": suite}, repo, sender)
+
+
+def _installation_json(
+    fake: FakeGitHub, installation: Installation, suspended_by: str | None = None
+) -> Json:
+    """The full installation object of the installation events (suspended by
+    ``suspended_by``, or by its account when the fake's state says it is suspended).
+
+    GitHub's examples disagree with its webhook description here: their ``created_at`` and
+    ``updated_at`` are UNIX seconds and they lack ``app_slug``, ``suspended_by`` and
+    ``suspended_at``. The fake follows the description (date-time strings, every required
+    field); perfbot reads both forms. See tests/CONFORMANCE.md.
+    """
+    if installation.suspended and suspended_by is None:
+        suspended_by = installation.account_login
+    obj = copy.deepcopy(_INSTALLATION_TEMPLATE)
+    account_id = fake.stable_id(f"user:{installation.account_login.lower()}")
+    html = "https://github.com/" + (
+        f"organizations/{installation.account_login}/settings/installations/{installation.id}"
+        if installation.account_type == "Organization"
+        else f"settings/installations/{installation.id}"
+    )
+    moment = _iso(installation.created_at)
+    obj.update(
+        id=installation.id,
+        account=_user_json(fake, installation.account_login, installation.account_type),
+        repository_selection=installation.repository_selection,
+        access_tokens_url=f"{fake.api_url}/app/installations/{installation.id}/access_tokens",
+        repositories_url=f"{fake.api_url}/installation/repositories",
+        html_url=html,
+        app_id=fake.app_id,
+        app_slug=fake.app_slug,
+        target_id=account_id,
+        target_type=installation.account_type,
+        permissions=dict(installation.permissions),
+        events=["check_run", "check_suite", "issue_comment", "issues", "workflow_run"],
+        created_at=moment,
+        updated_at=_iso(fake.now()) if suspended_by else moment,
+        single_file_name=None,
+        suspended_by=_user_json(fake, suspended_by) if suspended_by else None,
+        suspended_at=_iso(fake.now()) if suspended_by else None,
+    )
+    return obj
+
+
+def _repository_stubs(repositories: Sequence[tuple[str, int]]) -> list[Json]:
+    return [
+        {
+            "id": repo_id,
+            "node_id": _node_id("R", repo_id),
+            "name": full_name.split("/")[-1],
+            "full_name": full_name,
+            "private": False,
+        }
+        for full_name, repo_id in repositories
+    ]
+
+
+def _installation_event(
+    fake: FakeGitHub,
+    installation_id: int,
+    action: str,
+    repositories: Sequence[tuple[str, int]],
+    sender: str,
+) -> Json:
+    installation = fake.installations[installation_id]
+    # The delivery tells of the change; the fake's own state is the test's to change.
+    suspended_by = sender if action == "suspend" else None
+    installed = _installation_json(fake, installation, suspended_by)
+    if action == "unsuspend":
+        installed.update(suspended_by=None, suspended_at=None, updated_at=_iso(fake.now()))
+    payload: Json = {"action": action, "installation": installed}
+    if action in ("created", "deleted"):
+        payload["repositories"] = _repository_stubs(repositories)
+        payload["requester"] = None
+    payload["sender"] = _user_json(fake, sender)
+    return payload
+
+
+def _installation_repositories_event(
+    fake: FakeGitHub,
+    installation_id: int,
+    action: str,
+    added: Sequence[tuple[str, int]],
+    removed: Sequence[tuple[str, int]],
+    sender: str,
+) -> Json:
+    installation = fake.installations[installation_id]
+    return {
+        "action": action,
+        "installation": _installation_json(fake, installation),
+        "repository_selection": installation.repository_selection,
+        "repositories_added": _repository_stubs(added),
+        "repositories_removed": _repository_stubs(removed),
+        "requester": None,
+        "sender": _user_json(fake, sender),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2307,12 +2778,221 @@ def _get_pull(call: _Call) -> Response:
 
 
 def _commit_pulls(call: _Call) -> Response:
-    sha = call.params["sha"]
-    pulls = sorted(
-        (p for p in call.repo.pulls.values() if p.head_sha == sha), key=lambda p: p.number
-    )
+    """The pull requests of a commit: those whose head it is, and the one whose merge
+    brought it to its branch."""
+    repo, sha = call.repo, call.params["sha"]
+    found = {p.number: p for p in repo.pulls.values() if sha in (p.head_sha, p.merge_commit_sha)}
+    commit = repo.commits.get(sha)
+    if commit is not None and commit.pull in repo.pulls:
+        found[commit.pull] = repo.pulls[commit.pull]
+    pulls = [found[number] for number in sorted(found)]
     page, headers = _paginate(call, pulls)
     return _json([_pull_json(call.fake, p, simple=True) for p in page], headers=headers)
+
+
+def _resolved_ref(repo: Repo, ref: str) -> str:
+    """The sha a branch name, a sha or an unambiguous sha prefix (7+) names; else 404."""
+    if ref in repo.branches:
+        return repo.branches[ref]
+    if ref in repo.commits:
+        return ref
+    if len(ref) >= 7:
+        matches = [sha for sha in repo.commits if sha.startswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+    raise _HttpError(404, "Not Found")
+
+
+def _ancestry(repo: Repo, sha: str) -> set[str]:
+    """``sha`` and every commit it descends from (among the fake's known commits)."""
+    seen: set[str] = set()
+    waiting = [sha]
+    while waiting:
+        current = waiting.pop()
+        if current in seen or current not in repo.commits:
+            continue
+        seen.add(current)
+        waiting.extend(repo.commits[current].parents)
+    return seen
+
+
+# Without page or per_page, GitHub's comparison lists at most this many commits.
+COMPARE_COMMITS_LIMIT: Final = 250
+
+
+def _compare(call: _Call) -> Response:
+    """``GET …/compare/{base}...{head}``: ``git log base..head`` oldest first, and how the
+    two stand (``ahead``, ``behind``, ``diverged``, ``identical``)."""
+    fake, repo = call.fake, call.repo
+    base_ref, dots, head_ref = call.params["basehead"].partition("...")
+    if not dots or not base_ref or not head_ref:
+        raise _HttpError(404, "Not Found")
+    base, head = _resolved_ref(repo, base_ref), _resolved_ref(repo, head_ref)
+    below_base, below_head = _ancestry(repo, base), _ancestry(repo, head)
+    order = list(repo.commits)  # creation order: parents before children
+    ahead = [repo.commits[c] for c in order if c in below_head and c not in below_base]
+    behind = [c for c in order if c in below_base and c not in below_head]
+    common = [c for c in order if c in below_base and c in below_head]
+    if not common:
+        raise _HttpError(404, f"No common ancestor between {base_ref} and {head_ref}.")
+    if not ahead and not behind:
+        status = "identical"
+    elif not behind:
+        status = "ahead"
+    elif not ahead:
+        status = "behind"
+    else:
+        status = "diverged"
+    headers: dict[str, str] = {}
+    if "page" in call.query or "per_page" in call.query:
+        listed, headers = _paginate(call, ahead)
+    else:
+        listed = ahead[:COMPARE_COMMITS_LIMIT]
+    api = f"{fake.api_url}/repos/{repo.full_name}"
+    html = f"https://github.com/{repo.full_name}"
+    basehead = call.params["basehead"]
+    content = {
+        "url": f"{api}/compare/{basehead}",
+        "html_url": f"{html}/compare/{basehead}",
+        "permalink_url": f"{html}/compare/{repo.owner}:{base[:7]}...{repo.owner}:{head[:7]}",
+        "diff_url": f"{html}/compare/{basehead}.diff",
+        "patch_url": f"{html}/compare/{basehead}.patch",
+        "base_commit": _commit_json(fake, repo, repo.commits[base]),
+        "merge_base_commit": _commit_json(fake, repo, repo.commits[common[-1]]),
+        "status": status,
+        "ahead_by": len(ahead),
+        "behind_by": len(behind),
+        "total_commits": len(ahead),
+        "commits": [_commit_json(fake, repo, c) for c in listed],
+        "files": [],
+    }
+    return _json(content, headers=headers)
+
+
+_STATE_REASONS: Final = ("completed", "not_planned", "duplicate", "reopened")
+
+
+def _writer(call: _Call) -> tuple[str, int | None]:
+    """Who writes with the request's token: the App's bot, or github-actions[bot]."""
+    author = call.token.author if call.token else None
+    return author or (call.fake.bot_login, call.fake.app_id)
+
+
+def _issue_title(body: Json) -> str:
+    title = body.get("title")
+    if isinstance(title, bool) or not isinstance(title, str | int) or not str(title).strip():
+        raise _invalid("Issue", "title", "title wasn't supplied")
+    return str(title)
+
+
+def _issue_text(body: Json) -> str | None:
+    text = body.get("body")
+    if text is not None and not isinstance(text, str):
+        raise _invalid("Issue", "body", "body is not a string")
+    if text is not None and len(text) > COMMENT_BODY_LIMIT:
+        raise _invalid(
+            "Issue", "body", f"body is too long (maximum is {COMMENT_BODY_LIMIT} characters)"
+        )
+    return text
+
+
+def _issue_labels(value: Any) -> list[str]:
+    """Label names from strings or label objects, as GitHub takes them."""
+    if not isinstance(value, list):
+        raise _invalid("Issue", "labels", "labels must be an array")
+    names: list[str] = []
+    for item in value:
+        name = item.get("name") if isinstance(item, dict) else item
+        if not isinstance(name, str) or not name:
+            raise _invalid("Label", "name", f"{item!r} is not a label")
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _create_issue(call: _Call) -> Response:
+    fake, repo, body = call.fake, call.repo, _body_dict(call)
+    title, text = _issue_title(body), _issue_text(body)
+    labels = _issue_labels(body.get("labels", []))
+    login, app_id = _writer(call)
+    issue = fake.add_issue(repo, None, title, text, labels=labels, login=login, app_id=app_id)
+    content = _issue_json(fake, repo, issue.number)
+    return _json(content, 201, headers={"location": content["url"]})
+
+
+def _get_issue(call: _Call) -> Response:
+    return _json(_issue_json(call.fake, call.repo, _issue_number(call)))
+
+
+def _update_issue(call: _Call) -> Response:
+    """``PATCH …/issues/{number}``: title, body, labels, and state with its reason (closing
+    says ``completed`` unless told otherwise, reopening says ``reopened``)."""
+    fake, repo, body = call.fake, call.repo, _body_dict(call)
+    number = _issue_number(call)
+    state = body.get("state")
+    if state is not None and state not in ("open", "closed"):
+        raise _invalid("Issue", "state", f"state {state!r} is not open or closed")
+    reason = body.get("state_reason")
+    if reason is not None and reason not in _STATE_REASONS:
+        raise _invalid("Issue", "state_reason", f"state_reason {reason!r} is not valid")
+    pull = repo.pulls.get(number)
+    if pull is not None:
+        if "title" in body:
+            pull.title = _issue_title(body)
+        if "labels" in body:
+            pull.labels = _issue_labels(body["labels"])
+        if state is not None:
+            pull.state = state
+        return _json(_issue_json(fake, repo, number))
+    issue = repo.issues[number]
+    if "title" in body:
+        issue.title = _issue_title(body)
+    if "body" in body:
+        issue.body = _issue_text(body)
+    if "labels" in body:
+        issue.labels = _issue_labels(body["labels"])
+    now = fake.now()
+    if state == "closed" and issue.state == "open":
+        issue.state, issue.closed_at, issue.closed_by = "closed", now, _writer(call)[0]
+        issue.state_reason = reason or "completed"
+    elif state == "open" and issue.state == "closed":
+        issue.state, issue.closed_at, issue.closed_by = "open", None, None
+        issue.state_reason = "reopened"
+    issue.updated_at = now
+    return _json(_issue_json(fake, repo, number))
+
+
+def _list_issues(call: _Call) -> Response:
+    """``GET …/issues``: issues and pull requests (as GitHub lists them), by state,
+    labels (all of them), creator, assignee and milestone (the fake has neither), since."""
+    fake, repo, query = call.fake, call.repo, call.query
+    state = query.get("state", "open")
+    if state not in ("open", "closed", "all"):
+        raise _HttpError(422, f"Invalid value for 'state': {state!r}")
+    numbers = sorted({*repo.pulls, *repo.issues})
+    items = [_issue_json(fake, repo, n) for n in numbers]
+    if state != "all":
+        items = [i for i in items if i["state"] == state]
+    wanted = [name.strip() for name in query.get("labels", "").split(",") if name.strip()]
+    items = [i for i in items if set(wanted) <= {label["name"] for label in i["labels"]}]
+    if "creator" in query:
+        items = [i for i in items if i["user"]["login"].lower() == query["creator"].lower()]
+    if query.get("assignee", "none") != "none" or query.get("milestone", "none") not in (
+        "none",
+        "*",
+    ):
+        items = []  # nothing in the fake has an assignee or a milestone
+    if "since" in query:
+        since = query["since"]
+        items = [i for i in items if i["updated_at"] >= since]
+    key = {"created": "created_at", "updated": "updated_at", "comments": "comments"}.get(
+        query.get("sort", "created")
+    )
+    if key is None:
+        raise _HttpError(422, f"Invalid value for 'sort': {query['sort']!r}")
+    items.sort(key=lambda i: (i[key], i["number"]), reverse=query.get("direction") != "asc")
+    page, headers = _paginate(call, items)
+    return _json(page, headers=headers)
 
 
 def _issue_number(call: _Call) -> int:
@@ -2366,7 +3046,7 @@ def _update_comment(call: _Call) -> Response:
     if comment.app_id != writer[1]:
         # GitHub allows it with write access; perfbot must never do it, so tests check this list.
         call.fake.foreign_comment_edits.append(comment.id)
-    comment.body = body
+    comment.previous_body, comment.body = comment.body, body
     comment.edits += 1
     comment.updated_at = call.fake.now()
     return _json(_comment_json(call.fake, comment))
@@ -2386,6 +3066,17 @@ def _create_reaction(call: _Call) -> Response:
     )
     comment.reactions.append(reaction)
     return _json(_reaction_json(fake, reaction), 201)
+
+
+def _list_reactions(call: _Call) -> Response:
+    comment = _comment_of(call)
+    reactions = comment.reactions
+    if "content" in call.query:
+        if call.query["content"] not in _REACTIONS:
+            raise _HttpError(422, f"Invalid value for 'content': {call.query['content']!r}")
+        reactions = [r for r in reactions if r.content == call.query["content"]]
+    page, headers = _paginate(call, reactions)
+    return _json([_reaction_json(call.fake, r) for r in page], headers=headers)
 
 
 def _files_at(repo: Repo, ref: str | None) -> dict[str, bytes]:
@@ -2535,6 +3226,12 @@ _ROUTES: Final = (
     _route("GET", f"{_REPO}/pulls", _list_pulls, "pull_requests"),
     _route("GET", f"{_REPO}/pulls/{{number:int}}", _get_pull, "pull_requests"),
     _route("GET", f"{_REPO}/commits/{{sha}}/pulls", _commit_pulls, "pull_requests"),
+    _route("GET", f"{_REPO}/compare/{{basehead:path}}", _compare, "contents"),
+    _route("GET", f"{_REPO}/issues", _list_issues, *_ISSUES_WRITE),
+    _route("POST", f"{_REPO}/issues", _create_issue, "issues", level="write"),
+    _route("GET", f"{_REPO}/issues/{{number:int}}", _get_issue, *_ISSUES_WRITE),
+    _route("PATCH", f"{_REPO}/issues/{{number:int}}", _update_issue, *_ISSUES_WRITE,
+           level="write"),
     _route("GET", f"{_REPO}/issues/{{number:int}}/comments", _list_comments, *_ISSUES_WRITE),
     _route("POST", f"{_REPO}/issues/{{number:int}}/comments", _create_comment, *_ISSUES_WRITE,
            level="write"),
@@ -2543,6 +3240,8 @@ _ROUTES: Final = (
            *_ISSUES_WRITE, level="write"),
     _route("POST", f"{_REPO}/issues/comments/{{comment_id:int}}/reactions", _create_reaction,
            *_ISSUES_WRITE, level="write"),
+    _route("GET", f"{_REPO}/issues/comments/{{comment_id:int}}/reactions", _list_reactions,
+           *_ISSUES_WRITE),
     _route("GET", f"{_REPO}/contents/{{path:path}}", _get_contents, "contents"),
     _route("GET", f"{_REPO}/collaborators/{{username}}/permission", _collaborator_permission,
            "metadata"),

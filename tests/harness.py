@@ -30,14 +30,15 @@ from perfbot.store import JobOutcome, JobStatus
 from tests.fakegithub import (
     CheckRun,
     Comment,
+    Commit,
     FakeGitHub,
+    Issue,
     Pull,
     Repo,
     Run,
     rsa_keypair,
     serve,
 )
-from tests.paths import shared
 
 SECRET = "test-webhook-secret"
 INSTALLATION = 1
@@ -177,38 +178,91 @@ class World:
         user_type: str = "User",
         action: str = "created",
     ) -> tuple[Comment, bytes, dict[str, str]]:
-        """A new comment on PR ``number`` and its signed ``issue_comment`` delivery."""
+        """A new comment on PR or issue ``number`` and its signed ``issue_comment`` delivery
+        (a plain issue's has no ``issue.pull_request``, as GitHub sends it)."""
         comment = self.fake.add_comment(self.repo, number, body, login, user_type)
         payload = self.fake.webhook_payload_issue_comment(comment, action)
         raw = json.dumps(payload).encode()
         return comment, raw, self.fake.webhook_headers("issue_comment", raw, SECRET)
 
+    def issue(
+        self,
+        title: str = "Throughput regression on main",
+        body: str | None = None,
+        *,
+        labels: tuple[str, ...] = (),
+        login: str = "alice",
+        number: int | None = None,
+    ) -> Issue:
+        """A plain issue of the world's repository (its next number unless ``number``);
+        ``login=world.fake.bot_login`` makes it one perfbot opened."""
+        app_id = self.fake.app_id if login == self.fake.bot_login else None
+        return self.fake.add_issue(
+            self.repo, number, title, body, labels=labels, login=login, app_id=app_id
+        )
+
+    def issue_delivery(
+        self,
+        issue: Issue,
+        action: str = "opened",
+        sender: str | None = None,
+        *,
+        label: str | None = None,
+        changes: Mapping[str, str] | None = None,
+    ) -> tuple[bytes, dict[str, str]]:
+        """The signed ``issues`` delivery for ``issue`` (``label``: of ``labeled`` or
+        ``unlabeled``; ``changes``: the previous ``title``/``body`` of ``edited``)."""
+        payload = self.fake.webhook_payload_issues(
+            issue, action, sender, label=label, changes=changes
+        )
+        raw = json.dumps(payload).encode()
+        return raw, self.fake.webhook_headers("issues", raw, SECRET)
+
+    def commits(self, *messages: str, branch: str | None = None) -> list[Commit]:
+        """One commit per message on ``branch`` (the default one), oldest first."""
+        return [self.fake.add_commit(self.repo, m, branch=branch) for m in messages]
+
+    def merge(self, pull: Pull, *, squash: bool = True) -> Commit:
+        """Merge ``pull`` into its base branch: the commit GitHub then lists it for in
+        ``commits/{sha}/pulls``."""
+        return self.fake.merge_pull(self.repo, pull.number, squash=squash)
+
     def check_run_delivery(
         self, check: CheckRun, sender: str = "bob", event: str = "check_run"
     ) -> tuple[bytes, dict[str, str]]:
-        """The "Re-run" button of ``check`` (``check_suite``: of its suite) pressed."""
-        payload = self.fake.webhook_payload_check_run(check, "rerequested", sender)
+        """The "Re-run" button of ``check`` (``check_suite``: "Re-run all checks" of its
+        suite) pressed."""
         if event == "check_suite":
-            payload["check_suite"] = payload.pop("check_run")["check_suite"]
+            payload = self.fake.webhook_payload_check_suite(check, "rerequested", sender)
+        else:
+            payload = self.fake.webhook_payload_check_run(check, "rerequested", sender)
         raw = json.dumps(payload).encode()
         return raw, self.fake.webhook_headers(event, raw, SECRET)
 
+    def _repositories(self, repo_ids: list[int]) -> list[tuple[str, int]]:
+        """(full name, id) of each id: the world's repository, or another of acme's."""
+        return [
+            (self.repo.full_name if rid == self.repo.id else f"acme/r{rid}", rid)
+            for rid in repo_ids
+        ]
+
     def uninstall_delivery(self, event: str, repo_ids: list[int]) -> tuple[bytes, dict[str, str]]:
         """``installation`` deleted, or ``installation_repositories`` removed, for ``repo_ids``."""
-        repos = [{"id": rid, "name": f"r{rid}", "full_name": f"acme/r{rid}"} for rid in repo_ids]
-        key = "repositories" if event == "installation" else "repositories_removed"
-        action = "deleted" if event == "installation" else "removed"
-        payload = {"action": action, key: repos, "installation": {"id": INSTALLATION}}
+        repos = self._repositories(repo_ids)
+        if event == "installation":
+            payload = self.fake.webhook_payload_installation(INSTALLATION, "deleted", repos)
+        else:
+            payload = self.fake.webhook_payload_installation_repositories(
+                INSTALLATION, "removed", removed=repos
+            )
         raw = json.dumps(payload).encode()
         return raw, self.fake.webhook_headers(event, raw, SECRET)
 
     def installation_delivery(self, action: str) -> tuple[bytes, dict[str, str]]:
-        """``installation`` ``suspend`` or ``unsuspend``, from GitHub's own example payload."""
-        payload = json.loads(
-            shared("octokit-webhooks/installation/suspend.payload.json").read_text()
-        )
-        payload["action"] = action
-        payload["installation"]["id"] = INSTALLATION
+        """``installation`` ``suspend``, ``unsuspend`` (or ``created``, with the world's
+        repository)."""
+        repos = self._repositories([self.repo.id]) if action == "created" else []
+        payload = self.fake.webhook_payload_installation(INSTALLATION, action, repos)
         raw = json.dumps(payload).encode()
         return raw, self.fake.webhook_headers("installation", raw, SECRET)
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 
 from perfbot.cli import main

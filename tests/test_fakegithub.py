@@ -589,6 +589,23 @@ async def test_reaction_is_created_once(world: World, gh: Installed) -> None:
     assert [r.content for r in comment.reactions] == ["eyes"]
 
 
+async def test_reactions_of_an_issue_comment_are_listed_by_content(
+    world: World, gh: Installed
+) -> None:
+    world.fake.add_issue(world.repo, 3, "A plain issue")
+    comment = world.fake.add_comment(world.repo, 3, "/perfbot ignore")
+    for content in ("eyes", "rocket"):
+        await gh.rest.reactions.async_create_for_issue_comment(
+            OWNER, NAME, comment.id, content=content
+        )
+    listed = await gh.rest.reactions.async_list_for_issue_comment(OWNER, NAME, comment.id)
+    assert [r.content for r in listed.parsed_data] == ["eyes", "rocket"]
+    rockets = await gh.rest.reactions.async_list_for_issue_comment(
+        OWNER, NAME, comment.id, content="rocket"
+    )
+    assert [r.content for r in rockets.parsed_data] == ["rocket"]
+
+
 async def test_invalid_reaction_is_refused(world: World) -> None:
     comment = world.fake.add_comment(world.repo, 7, "hello")
     token = world.fake.issue_token(INSTALLATION)
@@ -598,6 +615,50 @@ async def test_invalid_reaction_is_refused(world: World) -> None:
 
     assert response.status_code == 422
     assert comment.reactions == []
+
+
+# --- Issues and commits ---------------------------------------------------------------------------
+
+
+async def test_issue_requests_github_refuses_are_refused(world: World) -> None:
+    issue = world.fake.add_issue(world.repo, title="A plain issue")
+    token = world.fake.issue_token(INSTALLATION)
+    base = f"/repos/{OWNER}/{NAME}"
+    async with raw_client(world.fake, f"token {token}") as client:
+        untitled = await client.post(f"{base}/issues", json={"body": "no title"})
+        merged = await client.patch(f"{base}/issues/{issue.number}", json={"state": "merged"})
+        why = await client.patch(
+            f"{base}/issues/{issue.number}", json={"state": "closed", "state_reason": "fixed"}
+        )
+        listed = await client.get(f"{base}/issues", params={"state": "merged"})
+        missing = await client.get(f"{base}/issues/99")
+        two_dots = await client.get(f"{base}/compare/main..topic")
+    assert [r.status_code for r in (untitled, merged, why, listed, missing, two_dots)] == [
+        422,
+        422,
+        422,
+        422,
+        404,
+        404,
+    ]
+    assert untitled.json()["errors"][0]["field"] == "title"
+    assert world.repo.issues[issue.number].state == "open"
+
+
+async def test_an_issue_lists_and_reads_as_github_shows_pull_requests(
+    world: World, gh: Installed
+) -> None:
+    world.fake.add_pull(world.repo, 7, "a" * 40, "feature", labels=["perf"])
+    issue = world.fake.add_issue(world.repo, title="Regression", labels=["perf"])
+    response = await gh.rest.issues.async_list_for_repo(OWNER, NAME, labels="perf")
+    listed: list[dict[str, Any]] = json.loads(response.content)
+    assert [(i["number"], "pull_request" in i) for i in listed] == [
+        (issue.number, False),
+        (7, True),
+    ]
+    pull = (await gh.rest.issues.async_get(OWNER, NAME, 7)).parsed_data
+    assert pull.pull_request is not None
+    assert pull.html_url.endswith("/pull/7")
 
 
 # --- Contents and permissions --------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -206,6 +207,24 @@ def test_repeated_delivery_runs_once(world: World, tmp_path: Path) -> None:
         "/repos/acme/widget/check-runs",
         "/repos/acme/widget/issues/7/comments",
     ]
+
+
+def test_a_delivery_naming_no_installation_is_done_and_ignored(
+    world: World, tmp_path: Path
+) -> None:
+    """A delivery without ``installation`` (a repository's own webhook pointed at perfbot)
+    has no one to act for: its job ends DONE with the reason, not FAILED, and GitHub is not
+    asked anything."""
+    run = world.measured_run(world.pull(7, HEAD), 1001)
+    payload = world.fake.webhook_payload_workflow_run(run)
+    del payload["installation"]
+    body = json.dumps(payload).encode()
+    headers = world.fake.webhook_headers("workflow_run", body, SECRET, "no-installation")
+    with in_process_service(world, tmp_path / "db") as client:
+        assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        wait_idle(client.get)
+    assert_done(client.database, "no-installation", "ignored", "names no installation")
+    assert world.fake.requests == []
 
 
 def test_bad_signature_is_refused_and_nothing_stored(world: World, tmp_path: Path) -> None:

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
-from perfbot.app.jobs import BadPayload
 from perfbot.app.settings import DEFAULT_LEASE_SECONDS
 from perfbot.errors import PerfbotError
 from perfbot.github.app import GitHubApp
@@ -199,7 +198,14 @@ class Worker:
             typed = routes.decode(job.event, job.payload)
             route = routes.route_of(typed)
             if job.installation_id is None:
-                raise BadPayload("the delivery names no installation")
+                # GitHub names the installation in every delivery it sends an App; one
+                # without (a repository's own webhook pointed at perfbot, say) has no one
+                # to act for. Nothing to retry, nothing broken: the job ends DONE, and its
+                # record says why nothing happened.
+                ignored = "ignored: the delivery names no installation"
+                job_log.info("%s", ignored)
+                await self._store.complete(job.id, owner, self._clock(), reason=ignored)
+                return "skipped"
             if not route.while_suspended and await self._store.is_suspended(job.installation_id):
                 # Its owner suspended perfbot: not one call for it until unsuspended.
                 skipped = f"skipped: installation {job.installation_id} is suspended"

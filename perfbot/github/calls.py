@@ -7,14 +7,20 @@ httpx or aiohttp, so the job context and the comment's composition stay free of 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from perfbot.github.types import (
     ArtifactInfo,
     CommentInfo,
+    CommitComparison,
     Conclusion,
+    IssueFilter,
+    IssueInfo,
+    IssueState,
     PullInfo,
     Reaction,
+    StateReason,
     WorkflowRunInfo,
 )
 
@@ -40,9 +46,8 @@ class GitHubCalls(Protocol):
 
     async def list_comments(self, owner: str, repo: str, number: int) -> list[CommentInfo]: ...
 
-    async def create_comment(
-        self, owner: str, repo: str, number: int, body: str
-    ) -> CommentInfo: ...
+    async def create_comment(self, owner: str, repo: str, number: int, body: str) -> CommentInfo:
+        """A comment on issue or pull request ``number`` (one issues API for both)."""
 
     async def update_comment(
         self, owner: str, repo: str, comment_id: int, body: str
@@ -76,3 +81,36 @@ class GitHubCalls(Protocol):
     ) -> int: ...
 
     async def get_file(self, owner: str, repo: str, path: str) -> str | None: ...
+
+    async def create_issue(
+        self, owner: str, repo: str, title: str, body: str, labels: Sequence[str] = ()
+    ) -> IssueInfo: ...
+
+    async def get_issue(self, owner: str, repo: str, number: int) -> IssueInfo | None: ...
+
+    async def update_issue(
+        self,
+        owner: str,
+        repo: str,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: IssueState | None = None,
+        state_reason: StateReason | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> IssueInfo | None: ...
+
+    async def list_issues(
+        self,
+        owner: str,
+        repo: str,
+        *,
+        labels: Sequence[str] = (),
+        creator: str | None = None,
+        state: IssueFilter = "open",
+    ) -> list[IssueInfo]: ...
+
+    async def compare_commits(
+        self, owner: str, repo: str, base: str, head: str
+    ) -> CommitComparison: ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -36,9 +36,15 @@ from perfbot.github.types import (
     ROLES,
     ArtifactInfo,
     CommentInfo,
+    CommitComparison,
+    CommitInfo,
     Conclusion,
+    IssueFilter,
+    IssueInfo,
+    IssueState,
     PullInfo,
     Reaction,
+    StateReason,
     WorkflowRunInfo,
 )
 
@@ -404,6 +410,145 @@ class Installation:
         except (ValueError, UnicodeDecodeError):
             return "\x00"  # not text: the config reader reports it as invalid
 
+    # -- issues (one per performance change on the default branch) ------------------------
+
+    async def create_issue(
+        self, owner: str, repo: str, title: str, body: str, labels: Sequence[str] = ()
+    ) -> IssueInfo:
+        """Open an issue as the App (``labels`` by name; GitHub drops them silently for an
+        App without push access)."""
+        response = await self._call(
+            "POST",
+            lambda: self._gh.rest.issues.async_create(
+                owner, repo, title=title, body=body, labels=list(labels)
+            ),
+        )
+        return _issue(response.parsed_data)
+
+    async def get_issue(self, owner: str, repo: str, number: int) -> IssueInfo | None:
+        """Issue (or pull request) ``number``; None when it does not exist or was deleted."""
+        try:
+            response = await self._call(
+                "GET", lambda: self._gh.rest.issues.async_get(owner, repo, number)
+            )
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                return None
+            raise
+        return _issue(response.parsed_data)
+
+    async def update_issue(
+        self,
+        owner: str,
+        repo: str,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: IssueState | None = None,
+        state_reason: StateReason | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> IssueInfo | None:
+        """Edit what is given (``labels`` replaces the set; ``state_reason`` counts only
+        with a change of ``state``); None when the issue no longer exists."""
+        changes: dict[str, Any] = {
+            key: value
+            for key, value in (
+                ("title", title),
+                ("body", body),
+                ("state", state),
+                ("state_reason", state_reason),
+            )
+            if value is not None
+        }
+        if labels is not None:
+            changes["labels"] = list(labels)
+        try:
+            response = await self._call(
+                "PATCH",
+                lambda: self._gh.rest.issues.async_update(owner, repo, number, **changes),
+            )
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                return None
+            raise
+        return _issue(response.parsed_data)
+
+    async def list_issues(
+        self,
+        owner: str,
+        repo: str,
+        *,
+        labels: Sequence[str] = (),
+        creator: str | None = None,
+        state: IssueFilter = "open",
+    ) -> list[IssueInfo]:
+        """The repository's issues with every one of ``labels`` (and opened by ``creator``),
+        newest first; pull requests, which the issues API lists too, are left out."""
+        filters: dict[str, Any] = {"state": state}
+        if labels:
+            filters["labels"] = ",".join(labels)
+        if creator is not None:
+            filters["creator"] = creator
+
+        async def page(number: int) -> list[models.Issue]:
+            response = await self._call(
+                "GET",
+                partial(
+                    self._gh.rest.issues.async_list_for_repo,
+                    owner,
+                    repo,
+                    per_page=PAGE_SIZE,
+                    page=number,
+                    **filters,
+                ),
+            )
+            return list(response.parsed_data)
+
+        # 2,000 issues: perfbot opens one per change, and closes them.
+        issues = [_issue(i) for i in await _all_pages(page, max_pages=20)]
+        return [i for i in issues if not i.is_pull_request]
+
+    async def compare_commits(
+        self, owner: str, repo: str, base: str, head: str
+    ) -> CommitComparison:
+        """``git log base..head`` as GitHub compares them (branch names or shas), oldest
+        first, every page of the commits."""
+
+        async def page(number: int) -> list[models.Commit]:
+            response = await self._call(
+                "GET",
+                partial(
+                    self._gh.rest.repos.async_compare_commits,
+                    owner,
+                    repo,
+                    f"{base}...{head}",
+                    per_page=PAGE_SIZE,
+                    page=number,
+                ),
+            )
+            pages.append(response.parsed_data)
+            return list(response.parsed_data.commits)
+
+        pages: list[models.CommitComparison] = []
+        # 1,000 commits between two measurements of the default branch is already a lot.
+        commits = await _all_pages(page, max_pages=10)
+        first = pages[0]
+        return CommitComparison(
+            status=first.status,
+            ahead_by=first.ahead_by,
+            behind_by=first.behind_by,
+            merge_base_sha=first.merge_base_commit.sha,
+            commits=tuple(
+                CommitInfo(
+                    sha=c.sha,
+                    message=c.commit.message,
+                    parents=tuple(p.sha for p in c.parents),
+                )
+                for c in commits
+            ),
+        )
+
 
 def _artifact(artifact: models.Artifact) -> ArtifactInfo:
     run = artifact.workflow_run if isinstance(artifact.workflow_run, BaseModel) else None
@@ -442,4 +587,29 @@ def _comment(comment: models.IssueComment) -> CommentInfo:
         body=comment.body or "",
         user_login=comment.user.login if comment.user else "",
         app_id=app.id if app is not None else None,
+    )
+
+
+def _issue(
+    issue: models.Issue | models.ReposOwnerRepoIssuesIssueNumberPatchResponse200,
+) -> IssueInfo:
+    app = issue.performed_via_github_app
+    if not isinstance(app, BaseModel):
+        app = None  # absent (UNSET) or null: opened by a person
+    labels = tuple(
+        label if isinstance(label, str) else label.name
+        for label in issue.labels
+        if isinstance(label, str) or isinstance(label.name, str)
+    )
+    return IssueInfo(
+        number=issue.number,
+        title=issue.title,
+        body=issue.body if isinstance(issue.body, str) else "",
+        state=issue.state,
+        state_reason=issue.state_reason if isinstance(issue.state_reason, str) else None,
+        labels=tuple(name for name in labels if isinstance(name, str)),
+        user_login=issue.user.login if issue.user else "",
+        app_id=app.id if app is not None else None,
+        is_pull_request=isinstance(issue.pull_request, BaseModel),
+        html_url=issue.html_url,
     )

@@ -10,6 +10,10 @@
 * The artifact download does not follow GitHub's 302 with the client that holds the
   token: the storage URL is fetched straight through the transport, with no credential
   and no cookie, and neither the token nor the signed URL is ever logged.
+* Every request to the API names one REST API version, ``API_VERSION``: githubkit's
+  generated calls name it themselves, and ``_ApiVersioned`` adds it to the two requests
+  they do not make (the installation-token exchange inside githubkit's auth flow, and the
+  artifact download), which GitHub would otherwise answer in its 2022-11-28 default.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import TypeVar
+from typing import Final, TypeVar
 
 import aiohttp
 import httpx
@@ -44,6 +48,10 @@ CALL_DEADLINE_SECONDS = 30.0
 GET_RETRIES = 2
 PAGE_SIZE = 100
 USER_AGENT = "perfbot/0.1 (+https://github.com/apps)"
+# The REST API version of every request: the one githubkit's models (githubkit_schemas'
+# latest) describe, so that every answer is parsed by the models of its own version.
+API_VERSION: Final = "2026-03-10"
+API_VERSION_HEADER: Final = "X-GitHub-Api-Version"
 
 # What tests and the Actions path pass in place of the network: httpx's transport interface,
 # named here so that no module outside perfbot.github imports httpx.
@@ -89,6 +97,25 @@ class _SharedTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+class _ApiVersioned(httpx.AsyncBaseTransport):
+    """Names ``API_VERSION`` on every request of a githubkit client that names none.
+
+    Only the API client goes through it: the artifact storage is fetched straight through
+    the shared transport, and storage has no business with GitHub's API versions.
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if API_VERSION_HEADER not in request.headers:
+            request.headers[API_VERSION_HEADER] = API_VERSION
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 AuthT = TypeVar("AuthT", AppAuthStrategy, TokenAuthStrategy)
 
 
@@ -101,7 +128,7 @@ def _client(auth: AuthT, base_url: str, transport: httpx.AsyncBaseTransport) -> 
         user_agent=USER_AGENT,
         timeout=CALL_TIMEOUT,
         follow_redirects=False,
-        async_transport=transport,
+        async_transport=_ApiVersioned(transport),
         http_cache=False,
         auto_retry=False,
         # perfbot builds its request bodies itself: validating each one against the

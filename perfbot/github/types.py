@@ -43,6 +43,40 @@ class CommentInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class IssueInfo:
+    """A plain issue (the issues API's pull requests are left out where perfbot lists)."""
+
+    number: int
+    title: str
+    body: str
+    state: str  # "open" or "closed"
+    state_reason: str | None  # completed, not_planned, duplicate, reopened
+    labels: tuple[str, ...]
+    user_login: str
+    app_id: int | None  # performed_via_github_app: opened by an App (perfbot's own?)
+    is_pull_request: bool
+    html_url: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    sha: str
+    message: str
+    parents: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitComparison:
+    """``git log base..head`` (oldest first) and how the two stand."""
+
+    status: str  # "ahead", "behind", "diverged" or "identical"
+    ahead_by: int
+    behind_by: int
+    merge_base_sha: str
+    commits: tuple[CommitInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class WorkflowRunInfo:
     id: int
     name: str
@@ -68,4 +102,7 @@ class HookDelivery:
 ROLES = ("none", "read", "triage", "write", "maintain", "admin")
 CHECK_RUN_TEXT_LIMIT = 65_535
 Reaction = Literal["eyes", "rocket", "confused"]
+IssueState = Literal["open", "closed"]
+IssueFilter = Literal["open", "closed", "all"]
+StateReason = Literal["completed", "not_planned", "duplicate", "reopened"]
 Conclusion = Literal["success", "neutral", "failure"]
