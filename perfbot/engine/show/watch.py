@@ -246,7 +246,7 @@ def _next_steps(facts: IssueFacts) -> list[str]:
 
 def _percent(confidence: float) -> str:
     if confidence >= 0.9999:
-        return "> 99.99 %"
+        return "over 99.99 %"
     return f"{confidence * 100:.2f} %"
 
 
