@@ -25,13 +25,10 @@ from perfbot.store._rows import (
     job_from_row,
     measurement_row,
     outcome_from_row,
-    pull_from_row,
-    pull_row,
-    select_pull,
-    set_suspended,
-    upsert_pull,
 )
-from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
+from perfbot.store._sql import SQL, Params, Row, Steps
+from perfbot.store._state import InstallationsSQL, LocksSQL, PullsSQL
+from perfbot.store.base import Job, JobOutcome, NewJob, SweepRecord
 from perfbot.store.export import (
     HistoryQuery,
     HistoryRow,
@@ -169,10 +166,6 @@ INLINE_RECORDS: Final = 500
 # Rows deleted per statement when purging: no statement holds its row locks for long.
 PURGE_BATCH: Final = 5000
 
-_SELECT_PULL: Final = select_pull("%s")
-_SAVE_PULL: Final = upsert_pull("%s")
-_SET_SUSPENDED: Final = set_suspended("%s")
-
 
 class DatabaseUnavailable(PerfbotError, RuntimeError):
     """The database could not be reached or logged into; the message names it, no password."""
@@ -180,12 +173,14 @@ class DatabaseUnavailable(PerfbotError, RuntimeError):
     retryable = True  # a job that met it may well run once the database is back
 
 
-class PostgresStore:
+class PostgresStore(PullsSQL, InstallationsSQL, LocksSQL):
     """``Store`` on a PostgreSQL database, through a small pool of connections.
 
     Every pooled connection is in autocommit mode: a single statement is its own transaction
     (one round trip), and the few operations needing several statements open one explicitly.
     """
+
+    dialect = "postgres"
 
     def __init__(self, url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> None:
         """Parse ``url`` (``postgresql://`` or ``postgres://``); nothing is connected yet.
@@ -309,6 +304,70 @@ class PostgresStore:
             return await cur.fetchone()
 
         return await self._on_connection(work)
+
+    # The primitives the shared logic runs on (``SQLBackend``) -------------------------------
+
+    async def _fetch(self, sql: SQL, params: Params) -> list[Row]:
+        statement = sql.compiled("postgres")
+        args = statement.bind(params)
+
+        async def work(conn: AsyncConnection[TupleRow]) -> list[Row]:
+            cur = await conn.execute(statement.text, args)
+            return list(await cur.fetchall())
+
+        return await self._on_connection(work)
+
+    async def _write(self, sql: SQL, params: Params) -> int:
+        statement = sql.compiled("postgres")
+        args = statement.bind(params)
+
+        async def work(conn: AsyncConnection[TupleRow]) -> int:
+            cur = await conn.execute(statement.text, args)
+            return cur.rowcount
+
+        return await self._on_connection(work)
+
+    async def _write_many(
+        self, sql: SQL, items: Sequence[T], row: Callable[[T], tuple[Any, ...]]
+    ) -> int:
+        text = sql.compiled("postgres").text
+        if len(items) <= INLINE_RECORDS:
+            rows = [row(item) for item in items]
+        else:  # 10,000 rows take a tenth of a second to encode: off the event loop
+            rows = await asyncio.to_thread(lambda: [row(item) for item in items])
+
+        async def work(conn: AsyncConnection[TupleRow]) -> int:
+            async with conn.transaction():
+                cur = conn.cursor()
+                # Pipelined: one round trip for the batch, not one per row; the rowcount
+                # is the sum over the rows (a conflict changes none).
+                await cur.executemany(text, rows)
+                return cur.rowcount
+
+        return await self._on_connection(work)
+
+    async def _atomically(self, steps: Steps) -> list[Row]:
+        compiled = []
+        for sql, each in steps:
+            statement = sql.compiled("postgres")
+            compiled.append((statement.text, [statement.bind(params) for params in each]))
+
+        async def work(conn: AsyncConnection[TupleRow]) -> list[Row]:
+            rows: list[Row] = []
+            async with conn.transaction():
+                for text, args in compiled:
+                    if len(args) == 1:
+                        cur = await conn.execute(text, args[0])
+                        rows = list(await cur.fetchall()) if cur.description else []
+                    else:
+                        await conn.cursor().executemany(text, args)
+                        rows = []
+            return rows
+
+        return await self._on_connection(work)
+
+    def _text(self, value: str) -> str:
+        return _storable(value)
 
     # Deliveries and enqueueing -----------------------------------------------------------------
 
@@ -484,81 +543,6 @@ class PostgresStore:
             (delivery_id,),
         )
         return None if row is None else outcome_from_row(row)
-
-    # Locks -------------------------------------------------------------------------------------
-
-    async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
-        # A lock is held while expires_at >= now, like a lease. An upsert is atomic in
-        # PostgreSQL: two processes racing for a free key cannot both insert it.
-        changed = await self._execute(
-            "INSERT INTO locks (key, owner, expires_at) VALUES (%s, %s, %s)"
-            " ON CONFLICT (key) DO UPDATE"
-            " SET owner = excluded.owner, expires_at = excluded.expires_at"
-            " WHERE locks.owner = excluded.owner OR locks.expires_at < %s",
-            (key, owner, now + ttl_seconds, now),
-        )
-        return changed > 0
-
-    async def unlock(self, key: str, owner: str) -> None:
-        await self._execute("DELETE FROM locks WHERE key = %s AND owner = %s", (key, owner))
-
-    async def lock_holder(self, key: str, now: float) -> str | None:
-        row = await self._fetchone(
-            "SELECT owner FROM locks WHERE key = %s AND expires_at >= %s", (key, now)
-        )
-        return None if row is None else str(row[0])
-
-    # Pull-request state --------------------------------------------------------------------------
-
-    async def get_pull(self, repo_id: int, number: int) -> PullState | None:
-        row = await self._fetchone(_SELECT_PULL, (repo_id, number))
-        return None if row is None else pull_from_row(row)
-
-    async def save_pull(self, state: PullState) -> None:
-        await self._execute(_SAVE_PULL, pull_row(state))
-
-    async def forget_repositories(self, repo_ids: list[int]) -> None:
-        if not repo_ids:
-            return
-        # One statement (so one transaction) for both tables.
-        await self._execute(
-            "WITH pulls_gone AS (DELETE FROM pulls WHERE repo_id = ANY (%(ids)s::bigint[]))"
-            " DELETE FROM measurements WHERE repo_id = ANY (%(ids)s::bigint[])",
-            {"ids": repo_ids},
-        )
-
-    # Installations -----------------------------------------------------------------------------
-
-    async def set_suspended(
-        self,
-        installation_id: int,
-        suspended: bool,
-        now: float,
-        event_time: float | None = None,
-        *,
-        final: bool = False,
-    ) -> bool:
-        at = now if event_time is None else event_time
-        params = (installation_id, suspended or final, final, at, now)
-
-        async def work(conn: AsyncConnection[TupleRow]) -> bool:
-            async with conn.transaction():
-                await conn.execute(_SET_SUSPENDED, params)
-                # A statement of its own, so that (READ COMMITTED) it sees the state a
-                # racing event committed when this one's upsert left the row alone.
-                cur = await conn.execute(
-                    "SELECT suspended FROM installation_states WHERE id = %s", (installation_id,)
-                )
-                row = await cur.fetchone()
-            return row is not None and bool(row[0])
-
-        return await self._on_connection(work)
-
-    async def is_suspended(self, installation_id: int) -> bool:
-        row = await self._fetchone(
-            "SELECT 1 FROM installation_states WHERE id = %s AND suspended", (installation_id,)
-        )
-        return row is not None
 
     # Measurements ------------------------------------------------------------------------------
 
