@@ -19,16 +19,16 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
 from perfbot.store._pg_migrations import migrate
+from perfbot.store._queue import INSERT_DELIVERY, KEY_BUSY, DeliveriesSQL, QueueSQL
 from perfbot.store._rows import (
     JOB_COLUMNS,
     insert_measurement,
     job_from_row,
     measurement_row,
-    outcome_from_row,
 )
 from perfbot.store._sql import SQL, Params, Row, Steps
 from perfbot.store._state import InstallationsSQL, LocksSQL, PullsSQL
-from perfbot.store.base import Job, JobOutcome, NewJob, SweepRecord
+from perfbot.store.base import Job, NewJob
 from perfbot.store.export import (
     HistoryQuery,
     HistoryRow,
@@ -66,68 +66,65 @@ CLOSE_TIMEOUT_SECONDS: Final = 5.0
 SERIAL_KEY_LOCK_SPACE: Final = 0x70626F74
 
 
-# A job of the same serial key, other than j, under a live lease.
-_KEY_BUSY: Final = """
-    EXISTS (
-        SELECT 1 FROM jobs AS o
-        WHERE o.serial_key = j.serial_key AND o.status = 'running'
-            AND o.lease_until >= %(now)s AND o.id <> j.id
-    )
-"""
-
 # j may be claimed: queued and due, or running under an expired lease (its process died).
 _CLAIMABLE: Final = """
-    ((j.status = 'queued' AND j.due_at <= %(now)s)
-        OR (j.status = 'running' AND j.lease_until < %(now)s))
+    ((j.status = 'queued' AND j.due_at <= :now)
+        OR (j.status = 'running' AND j.lease_until < :now))
 """
 
 # Step 1 of a claim: the oldest claimable job whose key looks free, row-locked so no other
 # claimer can take it (SKIP LOCKED: they pass over it to the next one instead of waiting),
 # plus a try for its key's advisory lock. MATERIALIZED keeps the lock attempt to the one
 # row the CTE returns.
-_CANDIDATE: Final = f"""
+_CANDIDATE: Final = SQL(
+    f"""
     WITH candidate AS MATERIALIZED (
         SELECT j.id, j.serial_key FROM jobs AS j
         WHERE j.status IN ('queued', 'running') AND {_CLAIMABLE}
-            AND j.serial_key <> ALL (%(skip)s::text[])
-            AND NOT {_KEY_BUSY}
+            AND j.serial_key <> ALL (:skip::text[])
+            AND NOT {KEY_BUSY}
         ORDER BY j.due_at, j.id
         LIMIT 1
         FOR UPDATE OF j SKIP LOCKED
     )
-    SELECT id, serial_key, pg_try_advisory_xact_lock(%(space)s::integer, hashtext(serial_key))
+    SELECT id, serial_key, pg_try_advisory_xact_lock(:space::integer, hashtext(serial_key))
     FROM candidate
 """
+)
 
 # Step 2, under the key's advisory lock: a new statement, so (READ COMMITTED) a new snapshot
 # that sees every claim committed before the lock was granted. The key is checked again
 # there, and the job taken only if it is still free. (The job itself is checked again too,
 # though its row lock already keeps it from changing: cheap, and safe on its own.)
-_TAKE: Final = f"""
+_TAKE: Final = SQL(
+    f"""
     UPDATE jobs AS j
-    SET status = 'running', lease_owner = %(owner)s, lease_until = %(until)s,
+    SET status = 'running', lease_owner = :owner, lease_until = :until,
         attempts = j.attempts + 1
-    WHERE j.id = %(id)s AND {_CLAIMABLE} AND NOT {_KEY_BUSY}
+    WHERE j.id = :id AND {_CLAIMABLE} AND NOT {KEY_BUSY}
     RETURNING {JOB_COLUMNS}
 """
+)
 
 # A delivery and its job in one statement, hence one transaction and one round trip: the job
 # is inserted only from the delivery row actually inserted, so a repeat stores nothing.
-_RECORD_WITH_JOB: Final = """
+_RECORD_WITH_JOB: Final = SQL(
+    """
     WITH delivery AS (
         INSERT INTO deliveries (id, event, action, received_at)
-        VALUES (%(id)s, %(event)s, %(action)s, %(now)s)
+        VALUES (:id, :event, :action, :now)
         ON CONFLICT (id) DO NOTHING
         RETURNING id
     ), job AS (
         INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,
                           status, attempts, due_at, created_at)
-        SELECT id, %(job_event)s::text, %(payload)s::text, %(serial_key)s::text,
-            %(installation_id)s::bigint, 'queued', 0, %(now)s, %(now)s
+        SELECT id, :job_event::text, :payload::text, :serial_key::text,
+            :installation_id::bigint, 'queued', 0, :now, :now
         FROM delivery
     )
     SELECT count(*) FROM delivery
 """
+)
 
 # Per key (the three arrays, one element each), the %(rows)s newest rows of its series:
 # a LATERAL subquery per key, each a backward range of the measurements_series index, so a
@@ -173,7 +170,7 @@ class DatabaseUnavailable(PerfbotError, RuntimeError):
     retryable = True  # a job that met it may well run once the database is back
 
 
-class PostgresStore(PullsSQL, InstallationsSQL, LocksSQL):
+class PostgresStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL):
     """``Store`` on a PostgreSQL database, through a small pool of connections.
 
     Every pooled connection is in autocommit mode: a single statement is its own transaction
@@ -378,63 +375,23 @@ class PostgresStore(PullsSQL, InstallationsSQL, LocksSQL):
         # several connections side by side, and each delivery is a single statement.
         # Text from a (signed) delivery may hold NUL characters, which PostgreSQL's text
         # cannot: replaced, so that the delivery is stored rather than answered with a 500.
+        text = self._text
         params: dict[str, Any] = {
-            "id": _storable(delivery_id),
-            "event": _storable(event),
-            "action": None if action is None else _storable(action),
+            "id": text(delivery_id),
+            "event": text(event),
+            "action": None if action is None else text(action),
             "now": now,
         }
         if job is None:
-            inserted = await self._execute(
-                "INSERT INTO deliveries (id, event, action, received_at)"
-                " VALUES (%(id)s, %(event)s, %(action)s, %(now)s) ON CONFLICT (id) DO NOTHING",
-                params,
-            )
-            return inserted > 0
+            return await self._write(INSERT_DELIVERY, params) > 0
         params |= {
-            "job_event": _storable(job.event),
-            "payload": _storable(job.payload),
-            "serial_key": _storable(job.serial_key),
+            "job_event": text(job.event),
+            "payload": text(job.payload),
+            "serial_key": text(job.serial_key),
             "installation_id": job.installation_id,
         }
-        row = await self._fetchone(_RECORD_WITH_JOB, params)
-        assert row is not None  # count(*) always returns a row
-        return bool(row[0])
-
-    async def delivery_seen(self, delivery_id: str) -> bool:
-        row = await self._fetchone("SELECT 1 FROM deliveries WHERE id = %s", (delivery_id,))
-        return row is not None
-
-    async def claim_redelivery(self, guid: str, now: float) -> bool:
-        # The primary key makes racing inserts wait for each other: exactly one inserts.
-        inserted = await self._execute(
-            "INSERT INTO redeliveries (guid, claimed_at) VALUES (%s, %s)"
-            " ON CONFLICT (guid) DO NOTHING",
-            (guid, now),
-        )
-        return inserted > 0
-
-    async def release_redelivery(self, guid: str) -> None:
-        await self._execute("DELETE FROM redeliveries WHERE guid = %s", (guid,))
-
-    async def last_sweep(self) -> SweepRecord | None:
-        row = await self._fetchone(
-            "SELECT started_at, cursor FROM redelivery_sweep WHERE id = 1", ()
-        )
-        return None if row is None else SweepRecord(started_at=row[0], cursor=row[1])
-
-    async def sweep_started(self, now: float) -> None:
-        await self._execute(
-            "INSERT INTO redelivery_sweep (id, started_at) VALUES (1, %s)"
-            " ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at",
-            (now,),
-        )
-
-    async def sweep_finished(self, cursor: float) -> None:
-        # GREATEST ignores a NULL: the first cursor is taken as it is.
-        await self._execute(
-            "UPDATE redelivery_sweep SET cursor = GREATEST(cursor, %s) WHERE id = 1", (cursor,)
-        )
+        (count,) = (await self._fetch(_RECORD_WITH_JOB, params))[0]  # count(*): one row
+        return bool(count)
 
     # The queue ----------------------------------------------------------------------------------
 
@@ -460,19 +417,20 @@ class PostgresStore(PullsSQL, InstallationsSQL, LocksSQL):
             "until": now + lease_seconds,
             "space": SERIAL_KEY_LOCK_SPACE,
         }
+        find, take = _CANDIDATE.compiled("postgres"), _TAKE.compiled("postgres")
 
         async def work(conn: AsyncConnection[TupleRow]) -> Job | None:
             skip: list[str] = []  # keys busy or being claimed by someone else right now
             async with conn.transaction():
                 # Each round either returns or adds a key to skip: it ends.
                 while True:
-                    cur = await conn.execute(_CANDIDATE, params | {"skip": skip})
+                    cur = await conn.execute(find.text, find.bind(params | {"skip": skip}))
                     candidate = await cur.fetchone()
                     if candidate is None:
                         return None
                     job_id, serial_key, locked = candidate
                     if locked:
-                        cur = await conn.execute(_TAKE, params | {"id": job_id})
+                        cur = await conn.execute(take.text, take.bind(params | {"id": job_id}))
                         taken = await cur.fetchone()
                         if taken is not None:
                             return job_from_row(taken)
@@ -489,60 +447,6 @@ class PostgresStore(PullsSQL, InstallationsSQL, LocksSQL):
 
     async def release_departed(self) -> list[str]:
         return []
-
-    async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
-        # Only a live lease is extended: once it has expired another job of the serial key
-        # may have started, so the caller must stop rather than carry on beside it.
-        changed = await self._execute(
-            "UPDATE jobs SET lease_until = %s"
-            " WHERE id = %s AND status = 'running' AND lease_owner = %s AND lease_until >= %s",
-            (now + lease_seconds, job_id, owner, now),
-        )
-        return changed > 0
-
-    # complete, retry_later and give_up accept an expired lease nobody took over: the work
-    # was done (or failed) all the same, and running it again would gain nothing.
-
-    async def complete(
-        self, job_id: int, owner: str, now: float, reason: str | None = None
-    ) -> None:
-        await self._execute(
-            "UPDATE jobs SET status = 'done', finished_at = %s, reason = %s"
-            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
-            (now, None if reason is None else _storable(reason), job_id, owner),
-        )
-
-    async def retry_later(
-        self, job_id: int, owner: str, due_at: float, error: str, now: float
-    ) -> None:
-        await self._execute(
-            "UPDATE jobs SET status = 'queued', due_at = %s, last_error = %s,"
-            " lease_owner = NULL, lease_until = NULL"
-            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
-            (due_at, _storable(error), job_id, owner),
-        )
-
-    async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None:
-        await self._execute(
-            "UPDATE jobs SET status = 'failed', last_error = %s, finished_at = %s"
-            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
-            (_storable(error), now, job_id, owner),
-        )
-
-    async def queue_depth(self, now: float) -> int:
-        row = await self._fetchone(
-            "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')", ()
-        )
-        assert row is not None
-        return int(row[0])
-
-    async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
-        row = await self._fetchone(
-            "SELECT status, attempts, last_error, reason FROM jobs WHERE delivery_id = %s"
-            " ORDER BY id DESC LIMIT 1",
-            (delivery_id,),
-        )
-        return None if row is None else outcome_from_row(row)
 
     # Measurements ------------------------------------------------------------------------------
 

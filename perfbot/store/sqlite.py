@@ -17,16 +17,24 @@ from contextlib import contextmanager
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from perfbot.store._migrations import migrate
+from perfbot.store._queue import (
+    DROP_LOCKS_OF,
+    EXPIRE_LEASES_OF,
+    INSERT_DELIVERY,
+    INSERT_JOB,
+    KEY_BUSY,
+    DeliveriesSQL,
+    QueueSQL,
+)
 from perfbot.store._rows import (
     JOB_COLUMNS,
     insert_measurement,
     job_from_row,
     measurement_row,
-    outcome_from_row,
 )
 from perfbot.store._sql import SQL, Params, Row, Steps
 from perfbot.store._state import InstallationsSQL, LocksSQL, PullsSQL
-from perfbot.store.base import Job, JobOutcome, NewJob, SweepRecord
+from perfbot.store.base import Job, NewJob
 from perfbot.store.export import (
     HistoryQuery,
     HistoryRow,
@@ -59,28 +67,20 @@ BUSY_TIMEOUT_MS: Final = 5000
 CHECKPOINT_EVERY_COMMITS: Final = 200
 
 
-# A job of the same serial key, other than j, under a live lease.
-_KEY_BUSY: Final = """
-    EXISTS (
-        SELECT 1 FROM jobs AS o
-        WHERE o.serial_key = j.serial_key AND o.status = 'running'
-            AND o.lease_until >= :now AND o.id != j.id
-    )
-"""
-
 # Each branch walks the (status, due_at) index in order and stops at its first free job, so
 # a claim does not read every queued row; the outer ORDER BY picks the older of the two.
-_CLAIM: Final = f"""
+_CLAIM: Final = SQL(
+    f"""
     WITH candidate AS (
         SELECT id, due_at FROM (
             SELECT j.id, j.due_at FROM jobs AS j
-            WHERE j.status = 'queued' AND j.due_at <= :now AND NOT {_KEY_BUSY}
+            WHERE j.status = 'queued' AND j.due_at <= :now AND NOT {KEY_BUSY}
             ORDER BY j.due_at, j.id LIMIT 1
         )
         UNION ALL
         SELECT id, due_at FROM (
             SELECT j.id, j.due_at FROM jobs AS j
-            WHERE j.status = 'running' AND j.lease_until < :now AND NOT {_KEY_BUSY}
+            WHERE j.status = 'running' AND j.lease_until < :now AND NOT {KEY_BUSY}
             ORDER BY j.due_at, j.id LIMIT 1
         )
         ORDER BY due_at, id LIMIT 1
@@ -91,6 +91,7 @@ _CLAIM: Final = f"""
     WHERE id = (SELECT id FROM candidate)
     RETURNING {JOB_COLUMNS}
 """
+)
 
 # Per key (one element of the JSON array :keys, [platform, metric, settings text]), the
 # :rows newest rows of its series: a correlated subquery per key, each a backward range of
@@ -128,7 +129,7 @@ _INSERT_MEASUREMENT: Final = insert_measurement("?")
 PURGE_BATCH: Final = 5000
 
 
-class SQLiteStore(PullsSQL, InstallationsSQL, LocksSQL):
+class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL):
     """``Store`` on a SQLite file (or ``":memory:"``).
 
     sqlite3 connections belong to the thread that opened them and block while they wait, so
@@ -311,41 +312,10 @@ class SQLiteStore(PullsSQL, InstallationsSQL, LocksSQL):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def delivery_seen(self, delivery_id: str) -> bool:
-        return await self._run(_exists, "SELECT 1 FROM deliveries WHERE id = ?", (delivery_id,))
-
-    async def claim_redelivery(self, guid: str, now: float) -> bool:
-        return await self._run(
-            _write_owned,
-            "INSERT INTO redeliveries (guid, claimed_at) VALUES (?, ?)"
-            " ON CONFLICT (guid) DO NOTHING",
-            (guid, now),
-        )
-
-    async def release_redelivery(self, guid: str) -> None:
-        await self._run(_write_owned, "DELETE FROM redeliveries WHERE guid = ?", (guid,))
-
-    async def last_sweep(self) -> SweepRecord | None:
-        return await self._run(_last_sweep)
-
-    async def sweep_started(self, now: float) -> None:
-        await self._run(
-            _write_owned,
-            "INSERT INTO redelivery_sweep (id, started_at) VALUES (1, ?)"
-            " ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at",
-            (now,),
-        )
-
-    async def sweep_finished(self, cursor: float) -> None:
-        # SQLite's two-argument MAX() is NULL if either is: hence the COALESCE.
-        await self._run(
-            _write_owned,
-            "UPDATE redelivery_sweep SET cursor = MAX(COALESCE(cursor, ?), ?) WHERE id = 1",
-            (cursor, cursor),
-        )
-
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
-        return await self._run(_claim, owner, lease_seconds, now)
+        params = {"now": now, "owner": owner, "until": now + lease_seconds}
+        rows = await self._atomically([(_CLAIM, [params])])
+        return job_from_row(rows[0]) if rows else None
 
     async def announce(self, owner_prefix: str) -> None:
         if self._presence is not None:
@@ -359,54 +329,6 @@ class SQLiteStore(PullsSQL, InstallationsSQL, LocksSQL):
     def _presence_of(self) -> Presence:
         assert self._presence is not None
         return self._presence
-
-    async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
-        # Only a live lease is extended: once it has expired another job of the serial key
-        # may have started, so the caller must stop rather than carry on beside it.
-        return await self._run(
-            _write_owned,
-            "UPDATE jobs SET lease_until = ?"
-            " WHERE id = ? AND status = 'running' AND lease_owner = ? AND lease_until >= ?",
-            (now + lease_seconds, job_id, owner, now),
-        )
-
-    # complete, retry_later and give_up accept an expired lease nobody took over: the work
-    # was done (or failed) all the same, and running it again would gain nothing.
-
-    async def complete(
-        self, job_id: int, owner: str, now: float, reason: str | None = None
-    ) -> None:
-        await self._run(
-            _write_owned,
-            "UPDATE jobs SET status = 'done', finished_at = ?, reason = ?"
-            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
-            (now, reason, job_id, owner),
-        )
-
-    async def retry_later(
-        self, job_id: int, owner: str, due_at: float, error: str, now: float
-    ) -> None:
-        await self._run(
-            _write_owned,
-            "UPDATE jobs SET status = 'queued', due_at = ?, last_error = ?,"
-            " lease_owner = NULL, lease_until = NULL"
-            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
-            (due_at, error, job_id, owner),
-        )
-
-    async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None:
-        await self._run(
-            _write_owned,
-            "UPDATE jobs SET status = 'failed', last_error = ?, finished_at = ?"
-            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
-            (error, now, job_id, owner),
-        )
-
-    async def queue_depth(self, now: float) -> int:
-        return await self._run(_queue_depth)
-
-    async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
-        return await self._run(_job_outcome, delivery_id)
 
     async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
         if not records:
@@ -612,22 +534,6 @@ def _run_steps(
     return rows
 
 
-def _exists(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
-    return conn.execute(sql, params).fetchone() is not None
-
-
-def _last_sweep(conn: sqlite3.Connection) -> SweepRecord | None:
-    row = conn.execute("SELECT started_at, cursor FROM redelivery_sweep WHERE id = 1").fetchone()
-    return None if row is None else SweepRecord(started_at=row[0], cursor=row[1])
-
-
-def _write_owned(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
-    """Run one guarded write; True if it changed a row (its guard held)."""
-    with _write(conn):
-        changed = conn.execute(sql, params).rowcount
-    return changed > 0
-
-
 _DeliveryRow = tuple[str, str, str | None, NewJob | None, float]
 _PendingDelivery = tuple[_DeliveryRow, "asyncio.Future[bool]"]
 
@@ -658,16 +564,27 @@ def _record_deliveries(conn: sqlite3.Connection, rows: list[_DeliveryRow]) -> li
                 seen.add(row[0])  # the same id twice in one batch: the first one wins
                 fresh.append(row)
             results.append(new)
+        delivery, queued = INSERT_DELIVERY.compiled("sqlite"), INSERT_JOB.compiled("sqlite")
         conn.executemany(
-            "INSERT INTO deliveries (id, event, action, received_at) VALUES (?, ?, ?, ?)",
-            [(delivery_id, event, action, now) for delivery_id, event, action, _, now in fresh],
+            delivery.text,
+            [
+                delivery.bind({"id": delivery_id, "event": event, "action": action, "now": now})
+                for delivery_id, event, action, _, now in fresh
+            ],
         )
         conn.executemany(
-            "INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,"
-            " status, attempts, due_at, created_at)"
-            " VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)",
+            queued.text,
             [
-                (delivery_id, job.event, job.payload, job.serial_key, job.installation_id, now, now)
+                queued.bind(
+                    {
+                        "delivery_id": delivery_id,
+                        "event": job.event,
+                        "payload": job.payload,
+                        "serial_key": job.serial_key,
+                        "installation_id": job.installation_id,
+                        "now": now,
+                    }
+                )
                 for delivery_id, _, _, job, now in fresh
                 if job is not None
             ],
@@ -688,53 +605,23 @@ def _known_deliveries(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
 _IN_CHUNK = 500
 
 
-def _claim(conn: sqlite3.Connection, owner: str, lease_seconds: float, now: float) -> Job | None:
-    with _write(conn):
-        # fetchall: the UPDATE must have finished stepping before COMMIT.
-        rows = conn.execute(
-            _CLAIM, {"now": now, "owner": owner, "until": now + lease_seconds}
-        ).fetchall()
-    return job_from_row(rows[0]) if rows else None
-
-
 def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]:
     """Expire the leases and drop the PR locks of every process found to have ended."""
     freed = []
     for departed in presence.departed():
         prefix = departed.prefix
+        claims = {"prefix": prefix, "length": len(prefix)}
         try:
             with _write(conn):
-                # lease_until 0: claimable at once, and no longer keeping its key busy.
-                conn.execute(
-                    "UPDATE jobs SET lease_until = 0"
-                    " WHERE status = 'running' AND substr(lease_owner, 1, ?) = ?",
-                    (len(prefix), prefix),
-                )
-                conn.execute(
-                    "DELETE FROM locks WHERE substr(owner, 1, ?) = ?", (len(prefix), prefix)
-                )
+                for sql in (EXPIRE_LEASES_OF, DROP_LOCKS_OF):
+                    statement = sql.compiled("sqlite")
+                    conn.execute(statement.text, statement.bind(claims))
         except BaseException:
             presence.release(departed)  # found again at the next look
             raise
         presence.forget(departed)
         freed.append(prefix)
     return freed
-
-
-def _queue_depth(conn: sqlite3.Connection) -> int:
-    (count,) = conn.execute(
-        "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')"
-    ).fetchone()
-    return int(count)
-
-
-def _job_outcome(conn: sqlite3.Connection, delivery_id: str) -> JobOutcome | None:
-    row = conn.execute(
-        "SELECT status, attempts, last_error, reason FROM jobs WHERE delivery_id = ?"
-        " ORDER BY id DESC LIMIT 1",
-        (delivery_id,),
-    ).fetchone()
-    return None if row is None else outcome_from_row(row)
 
 
 def _record_measurements(conn: sqlite3.Connection, records: Sequence[MeasurementRecord]) -> int:
