@@ -223,8 +223,8 @@ MUTANTS = (
     Mutant(
         "fork-rows-trend",
         "a fork PR's base side is taken as the target branch's trend in the comment",
-        "perfbot/store/sqlite.py",
-        "SQLiteStore.branch_history",
+        "perfbot/store/_series.py",
+        "MeasurementsSQL.branch_history",
         "",
         ("tests/store/test_pull_history.py", "tests/test_history_privacy.py"),
         old='"forks": False,',
@@ -233,12 +233,12 @@ MUTANTS = (
     Mutant(
         "history-other-repo",
         "a PR's earlier pushes are read from every repository with that PR number",
-        "perfbot/store/sqlite.py",
-        "SQLiteStore.pull_runs",
+        "perfbot/store/_series.py",
+        "MeasurementsSQL.pull_runs",
         "",
         ("tests/store/test_pull_history.py",),
-        old="_fetch, _PULL_RUNS,",
-        new='_fetch, _PULL_RUNS.replace("repo_id = :repo AND ", ""),',
+        old="self._fetch(PULL_RUNS,",
+        new='self._fetch(SQL(PULL_RUNS.text.replace("repo_id = :repo AND ", "")),',
     ),
 )
 

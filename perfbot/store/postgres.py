@@ -22,35 +22,12 @@ from perfbot.store._pg_migrations import migrate
 from perfbot.store._queue import INSERT_DELIVERY, KEY_BUSY, DeliveriesSQL, QueueSQL
 from perfbot.store._rows import (
     JOB_COLUMNS,
-    insert_measurement,
     job_from_row,
-    measurement_row,
 )
+from perfbot.store._series import MeasurementsSQL
 from perfbot.store._sql import SQL, Params, Row, Steps
 from perfbot.store._state import InstallationsSQL, LocksSQL, PullsSQL
 from perfbot.store.base import Job, NewJob
-from perfbot.store.export import (
-    HistoryQuery,
-    HistoryRow,
-    history_rows,
-    history_sql,
-    repository_known_sql,
-)
-from perfbot.store.measurements import (
-    MAX_PULL_RUNS,
-    RUN_SERIES_COLUMNS,
-    TREND_SIDES,
-    CommitSamples,
-    MeasurementRecord,
-    PullRun,
-    RunSeries,
-    SeriesKey,
-    check_bounds,
-    group_by_commit,
-    run_series,
-    settings_text,
-    storable,
-)
 
 T = TypeVar("T")
 
@@ -64,6 +41,8 @@ CLOSE_TIMEOUT_SECONDS: Final = 5.0
 # Key space (first int4) of pg_try_advisory_xact_lock(int4, int4) for serial keys; the
 # second int4 is the key's hash. Bytes of "pbot".
 SERIAL_KEY_LOCK_SPACE: Final = 0x70626F74
+# Up to this many rows of a bulk write are encoded on the event loop: a thread costs more.
+INLINE_RECORDS: Final = 500
 
 
 # j may be claimed: queued and due, or running under an expired lease (its process died).
@@ -126,43 +105,6 @@ _RECORD_WITH_JOB: Final = SQL(
 """
 )
 
-# Per key (the three arrays, one element each), the %(rows)s newest rows of its series:
-# a LATERAL subquery per key, each a backward range of the measurements_series index, so a
-# report's query reads only the rows it returns.
-_HISTORY: Final = """
-    SELECT k.ord, m.sha, m.samples, m.recorded_at
-    FROM unnest(%(platforms)s::text[], %(metrics)s::text[], %(settings)s::text[])
-        WITH ORDINALITY AS k(platform, metric, settings, ord)
-    CROSS JOIN LATERAL (
-        SELECT s.id, s.sha, s.samples, s.recorded_at FROM measurements AS s
-        WHERE s.repo_id = %(repo)s AND s.platform = k.platform AND s.metric = k.metric
-            AND s.settings = k.settings
-            AND s.run_id IS DISTINCT FROM %(exclude)s::bigint
-            AND (%(forks)s OR NOT s.from_fork)
-        ORDER BY s.recorded_at DESC, s.id DESC
-        LIMIT %(rows)s
-    ) AS m
-    ORDER BY k.ord, m.recorded_at DESC, m.id DESC
-"""
-# The same per key, of one branch's trend rows only (``Store.branch_history``).
-_BRANCH_HISTORY: Final = _HISTORY.replace(
-    "AND s.run_id IS DISTINCT FROM",
-    "AND s.branch = %(branch)s AND s.side = ANY(%(sides)s::text[]) AND s.run_id IS DISTINCT FROM",
-)
-# A PR's head runs, newest first (one row per attempt; ``Store.pull_runs``).
-_PULL_RUNS: Final = """
-    SELECT sha, run_id, run_attempt, MAX(recorded_at) AS at FROM measurements
-    WHERE repo_id = %(repo)s AND pr_number = %(pr)s AND side = 'head'
-    GROUP BY sha, run_id, run_attempt
-    ORDER BY at DESC, run_id DESC, run_attempt DESC
-    LIMIT %(runs)s
-"""
-_INSERT_MEASUREMENT: Final = insert_measurement("%s")
-# Up to this many measurements are encoded on the event loop: a thread costs more.
-INLINE_RECORDS: Final = 500
-# Rows deleted per statement when purging: no statement holds its row locks for long.
-PURGE_BATCH: Final = 5000
-
 
 class DatabaseUnavailable(PerfbotError, RuntimeError):
     """The database could not be reached or logged into; the message names it, no password."""
@@ -170,7 +112,7 @@ class DatabaseUnavailable(PerfbotError, RuntimeError):
     retryable = True  # a job that met it may well run once the database is back
 
 
-class PostgresStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL):
+class PostgresStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL, MeasurementsSQL):
     """``Store`` on a PostgreSQL database, through a small pool of connections.
 
     Every pooled connection is in autocommit mode: a single statement is its own transaction
@@ -283,24 +225,6 @@ class PostgresStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQ
                 if attempt == 2 or used is None or not used.broken:
                     raise
         raise AssertionError("unreachable")
-
-    async def _execute(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> int:
-        """Run one statement; the number of rows it changed."""
-
-        async def work(conn: AsyncConnection[TupleRow]) -> int:
-            cur = await conn.execute(sql, params)
-            return cur.rowcount
-
-        return await self._on_connection(work)
-
-    async def _fetchone(
-        self, sql: str, params: dict[str, Any] | tuple[Any, ...]
-    ) -> TupleRow | None:
-        async def work(conn: AsyncConnection[TupleRow]) -> TupleRow | None:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchone()
-
-        return await self._on_connection(work)
 
     # The primitives the shared logic runs on (``SQLBackend``) -------------------------------
 
@@ -447,172 +371,6 @@ class PostgresStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQ
 
     async def release_departed(self) -> list[str]:
         return []
-
-    # Measurements ------------------------------------------------------------------------------
-
-    async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
-        if not records:
-            return 0
-        if len(records) <= INLINE_RECORDS:
-            rows = _measurement_rows(records)
-        else:  # 10,000 rows take a tenth of a second to encode: off the event loop
-            rows = await asyncio.to_thread(_measurement_rows, records)
-
-        async def work(conn: AsyncConnection[TupleRow]) -> int:
-            inserted = 0
-            async with conn.transaction():
-                cur = conn.cursor()
-                # Pipelined: one round trip for the batch, not one per row. Each row's
-                # RETURNING says whether it was new (a conflict returns nothing).
-                await cur.executemany(_INSERT_MEASUREMENT + " RETURNING 1", rows, returning=True)
-                while True:
-                    inserted += len(await cur.fetchall())
-                    if not cur.nextset():
-                        break
-            return inserted
-
-        return await self._on_connection(work)
-
-    async def measurement_history(
-        self,
-        repo_id: int,
-        keys: Sequence[SeriesKey],
-        *,
-        exclude_run_id: int | None,
-        max_commits: int,
-        max_rows: int,
-        include_forks: bool = False,
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        check_bounds(max_commits, max_rows)
-        unique = list(dict.fromkeys(keys))
-        if not unique:
-            return {}
-        params: dict[str, Any] = {
-            "platforms": [storable(k.platform) for k in unique],
-            "metrics": [storable(k.metric) for k in unique],
-            "settings": [settings_text(k.settings) for k in unique],
-            "repo": repo_id,
-            "exclude": exclude_run_id,
-            "forks": include_forks,
-            "rows": max_rows,
-        }
-        return await self._history(_HISTORY, params, unique, max_commits)
-
-    async def branch_history(
-        self,
-        repo_id: int,
-        branch: str,
-        keys: Sequence[SeriesKey],
-        *,
-        max_commits: int,
-        max_rows: int,
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        check_bounds(max_commits, max_rows)
-        unique = list(dict.fromkeys(keys))
-        if not unique:
-            return {}
-        params: dict[str, Any] = {
-            "platforms": [storable(k.platform) for k in unique],
-            "metrics": [storable(k.metric) for k in unique],
-            "settings": [settings_text(k.settings) for k in unique],
-            "repo": repo_id,
-            "branch": storable(branch),
-            "sides": list(TREND_SIDES),
-            "exclude": None,
-            "forks": False,  # a fork's author wrote its base side too: never a trend
-            "rows": max_rows,
-        }
-        return await self._history(_BRANCH_HISTORY, params, unique, max_commits)
-
-    async def _history(
-        self, sql: str, params: dict[str, Any], unique: list[SeriesKey], max_commits: int
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall()
-
-        per_key: dict[int, list[tuple[str, str, float]]] = {}
-        for ordinal, sha, samples, recorded_at in await self._on_connection(work):
-            per_key.setdefault(int(ordinal) - 1, []).append((sha, samples, recorded_at))
-        return {
-            key: group_by_commit(per_key.get(index, ()), max_commits)
-            for index, key in enumerate(unique)
-        }
-
-    async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
-        if not 1 <= max_runs <= MAX_PULL_RUNS:
-            raise ValueError(f"max_runs must be from 1 to {MAX_PULL_RUNS}, not {max_runs}")
-        params = {"repo": repo_id, "pr": pr_number, "runs": max_runs}
-
-        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(_PULL_RUNS, params)
-            return await cur.fetchall()
-
-        rows = await self._on_connection(work)
-        return [PullRun(str(sha), int(run), int(att), float(at)) for sha, run, att, at in rows]
-
-    async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
-        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(
-                f"SELECT {RUN_SERIES_COLUMNS} FROM measurements"
-                " WHERE repo_id = %s AND run_id = %s AND run_attempt = %s",
-                (repo_id, run_id, attempt),
-            )
-            return await cur.fetchall()
-
-        return [run_series(row) for row in await self._on_connection(work)]
-
-    async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
-        sql, params = history_sql(query, lambda name: f"%({name})s", "postgres")
-
-        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall()
-
-        return history_rows(await self._on_connection(work))
-
-    async def has_measurements(self, repo_full_name: str) -> bool:
-        sql = repository_known_sql(lambda name: f"%({name})s")
-
-        async def work(conn: AsyncConnection[TupleRow]) -> bool:
-            cur = await conn.execute(sql, {"repo": repo_full_name})
-            return await cur.fetchone() is not None
-
-        return await self._on_connection(work)
-
-    async def purge_measurements(self, before: float) -> int:
-        return await self._delete_in_batches(
-            "DELETE FROM measurements WHERE id = ANY (ARRAY("
-            "SELECT id FROM measurements WHERE recorded_at < %s ORDER BY recorded_at LIMIT %s))",
-            before,
-        )
-
-    async def forget_installation(self, installation_id: int) -> None:
-        await self._delete_in_batches(
-            "DELETE FROM measurements WHERE id = ANY (ARRAY("
-            "SELECT id FROM measurements WHERE installation_id = %s LIMIT %s))",
-            installation_id,
-        )
-
-    async def _delete_in_batches(self, sql: str, value: float) -> int:
-        """Run a batch-limited DELETE until it deletes less than a batch; rows deleted.
-
-        The ids are looked up by primary key (``= ANY (ARRAY(...))``), and a purge's
-        subquery is ordered by ``recorded_at``, so that it walks that index from the oldest
-        row and stops at the first one to keep, whatever the planner's statistics say:
-        unordered, on a freshly loaded table, a purge with nothing to purge read the whole
-        table (50-250 ms for 400,000 rows, ``bench/measurements.py``; 0.2 ms ordered).
-        """
-        deleted = 0
-        while True:
-            count = await self._execute(sql, (value, PURGE_BATCH))
-            deleted += count
-            if count < PURGE_BATCH:
-                return deleted
-
-
-def _measurement_rows(records: Sequence[MeasurementRecord]) -> list[tuple[Any, ...]]:
-    return [measurement_row(record) for record in records]
 
 
 def _storable(error: str) -> str:

@@ -7,7 +7,6 @@ loop's own thread whenever it can do so without waiting.
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import threading
 import time
@@ -28,35 +27,12 @@ from perfbot.store._queue import (
 )
 from perfbot.store._rows import (
     JOB_COLUMNS,
-    insert_measurement,
     job_from_row,
-    measurement_row,
 )
+from perfbot.store._series import MeasurementsSQL
 from perfbot.store._sql import SQL, Params, Row, Steps
 from perfbot.store._state import InstallationsSQL, LocksSQL, PullsSQL
 from perfbot.store.base import Job, NewJob
-from perfbot.store.export import (
-    HistoryQuery,
-    HistoryRow,
-    history_rows,
-    history_sql,
-    repository_known_sql,
-)
-from perfbot.store.measurements import (
-    MAX_PULL_RUNS,
-    RUN_SERIES_COLUMNS,
-    TREND_SIDES,
-    CommitSamples,
-    MeasurementRecord,
-    PullRun,
-    RunSeries,
-    SeriesKey,
-    check_bounds,
-    group_by_commit,
-    run_series,
-    settings_text,
-    storable,
-)
 from perfbot.store.presence import Presence
 
 P = ParamSpec("P")
@@ -93,43 +69,8 @@ _CLAIM: Final = SQL(
 """
 )
 
-# Per key (one element of the JSON array :keys, [platform, metric, settings text]), the
-# :rows newest rows of its series: a correlated subquery per key, each a backward range of
-# the measurements_series index, so a report's query reads only the rows it returns.
-_HISTORY: Final = """
-    SELECT k.key, m.sha, m.samples, m.recorded_at
-    FROM json_each(:keys) AS k
-    JOIN measurements AS m ON m.id IN (
-        SELECT id FROM measurements
-        WHERE repo_id = :repo
-            AND platform = json_extract(k.value, '$[0]')
-            AND metric = json_extract(k.value, '$[1]')
-            AND settings = json_extract(k.value, '$[2]')
-            AND run_id IS NOT :exclude AND (:forks OR from_fork = 0)
-        ORDER BY recorded_at DESC, id DESC
-        LIMIT :rows
-    )
-    ORDER BY k.key, m.recorded_at DESC, m.id DESC
-"""
-# The same per key, of one branch's trend rows only (``Store.branch_history``).
-_BRANCH_HISTORY: Final = _HISTORY.replace(
-    "AND run_id IS NOT :exclude",
-    f"AND branch = :branch AND side IN {TREND_SIDES!r} AND run_id IS NOT :exclude",
-)
-# A PR's head runs, newest first (one row per attempt; ``Store.pull_runs``).
-_PULL_RUNS: Final = """
-    SELECT sha, run_id, run_attempt, MAX(recorded_at) AS at FROM measurements
-    WHERE repo_id = :repo AND pr_number = :pr AND side = 'head'
-    GROUP BY sha, run_id, run_attempt
-    ORDER BY at DESC, run_id DESC, run_attempt DESC
-    LIMIT :runs
-"""
-_INSERT_MEASUREMENT: Final = insert_measurement("?")
-# Rows deleted per transaction when purging: the write lock is never held for long.
-PURGE_BATCH: Final = 5000
 
-
-class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL):
+class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL, MeasurementsSQL):
     """``Store`` on a SQLite file (or ``":memory:"``).
 
     sqlite3 connections belong to the thread that opened them and block while they wait, so
@@ -330,122 +271,6 @@ class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL)
         assert self._presence is not None
         return self._presence
 
-    async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
-        if not records:
-            return 0
-        return await self._run(_record_measurements, records)
-
-    async def measurement_history(
-        self,
-        repo_id: int,
-        keys: Sequence[SeriesKey],
-        *,
-        exclude_run_id: int | None,
-        max_commits: int,
-        max_rows: int,
-        include_forks: bool = False,
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        check_bounds(max_commits, max_rows)
-        unique = list(dict.fromkeys(keys))
-        if not unique:
-            return {}
-        params = {
-            "keys": json.dumps(
-                [
-                    [storable(k.platform), storable(k.metric), settings_text(k.settings)]
-                    for k in unique
-                ],
-                ensure_ascii=False,
-            ),
-            "repo": repo_id,
-            "exclude": exclude_run_id,
-            "forks": include_forks,
-            "rows": max_rows,
-        }
-        return await self._history(_HISTORY, params, unique, max_commits)
-
-    async def branch_history(
-        self,
-        repo_id: int,
-        branch: str,
-        keys: Sequence[SeriesKey],
-        *,
-        max_commits: int,
-        max_rows: int,
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        check_bounds(max_commits, max_rows)
-        unique = list(dict.fromkeys(keys))
-        if not unique:
-            return {}
-        params = {
-            "keys": json.dumps(
-                [
-                    [storable(k.platform), storable(k.metric), settings_text(k.settings)]
-                    for k in unique
-                ],
-                ensure_ascii=False,
-            ),
-            "repo": repo_id,
-            "branch": storable(branch),
-            "exclude": None,
-            "forks": False,  # a fork's author wrote its base side too: never a trend
-            "rows": max_rows,
-        }
-        return await self._history(_BRANCH_HISTORY, params, unique, max_commits)
-
-    async def _history(
-        self, sql: str, params: dict[str, Any], unique: list[SeriesKey], max_commits: int
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        rows = await self._run(_fetch, sql, params)
-        per_key: dict[int, list[tuple[str, str, float]]] = {}
-        for index, sha, samples, recorded_at in rows:
-            per_key.setdefault(index, []).append((sha, samples, recorded_at))
-        return {
-            key: group_by_commit(per_key.get(index, ()), max_commits)
-            for index, key in enumerate(unique)
-        }
-
-    async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
-        if not 1 <= max_runs <= MAX_PULL_RUNS:
-            raise ValueError(f"max_runs must be from 1 to {MAX_PULL_RUNS}, not {max_runs}")
-        rows = await self._run(
-            _fetch, _PULL_RUNS, {"repo": repo_id, "pr": pr_number, "runs": max_runs}
-        )
-        return [PullRun(str(sha), int(run), int(att), float(at)) for sha, run, att, at in rows]
-
-    async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
-        rows = await self._run(
-            _fetch,
-            f"SELECT {RUN_SERIES_COLUMNS} FROM measurements"
-            " WHERE repo_id = :repo AND run_id = :run AND run_attempt = :attempt",
-            {"repo": repo_id, "run": run_id, "attempt": attempt},
-        )
-        return [run_series(row) for row in rows]
-
-    async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
-        sql, params = history_sql(query, lambda name: f":{name}", "sqlite")
-        return history_rows(await self._run(_fetch, sql, params))
-
-    async def has_measurements(self, repo_full_name: str) -> bool:
-        sql = repository_known_sql(lambda name: f":{name}")
-        return bool(await self._run(_fetch, sql, {"repo": repo_full_name}))
-
-    async def purge_measurements(self, before: float) -> int:
-        return await self._run(
-            _delete_in_batches,
-            "DELETE FROM measurements WHERE id IN"
-            " (SELECT id FROM measurements WHERE recorded_at < ? ORDER BY recorded_at LIMIT ?)",
-            (before, PURGE_BATCH),
-        )
-
-    async def forget_installation(self, installation_id: int) -> None:
-        await self._run(
-            _delete_in_batches,
-            "DELETE FROM measurements WHERE id IN"
-            " (SELECT id FROM measurements WHERE installation_id = ? LIMIT ?)",
-            (installation_id, PURGE_BATCH),
-        )
-
 
 # What runs on the worker thread ---------------------------------------------------------------
 
@@ -624,28 +449,5 @@ def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]
     return freed
 
 
-def _record_measurements(conn: sqlite3.Connection, records: Sequence[MeasurementRecord]) -> int:
-    # Encoded here, on the store's thread: 10,000 rows take a tenth of a second.
-    rows = [measurement_row(record) for record in records]
-    with _write(conn):
-        # executemany's rowcount is the sum over its rows: the ones actually inserted.
-        return conn.executemany(_INSERT_MEASUREMENT, rows).rowcount
-
-
 def _fetch(conn: sqlite3.Connection, sql: str, params: Any) -> list[Any]:
     return conn.execute(sql, params).fetchall()
-
-
-def _delete_in_batches(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
-    """Run a batch-limited DELETE until it deletes less than a batch; rows deleted.
-
-    One transaction per batch: writers (deliveries above all) wait for one batch, never
-    for the whole purge.
-    """
-    deleted = 0
-    while True:
-        with _write(conn):
-            count = conn.execute(sql, params).rowcount
-        deleted += count
-        if count < params[-1]:
-            return deleted
