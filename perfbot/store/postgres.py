@@ -18,7 +18,7 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
-from perfbot.store._pg_migrations import migrate
+from perfbot.store._migrations import migrate_postgres
 from perfbot.store._queue import INSERT_DELIVERY, KEY_BUSY, DeliveriesSQL, QueueSQL
 from perfbot.store._rows import (
     JOB_COLUMNS,
@@ -166,7 +166,7 @@ class PostgresStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQ
         except psycopg.OperationalError as exc:
             raise self._unavailable(exc) from None
         async with conn:
-            await migrate(conn)
+            await migrate_postgres(conn)
         if self._pool is not None:
             return
         pool: AsyncConnectionPool[AsyncConnection[TupleRow]] = AsyncConnectionPool(

@@ -26,8 +26,7 @@ from perfbot.store import (
     open_store,
 )
 from perfbot.store import sqlite as sqlite_store
-from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
-from perfbot.store._pg_migrations import PG_MIGRATIONS
+from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, SchemaTooNew
 from perfbot.store.base import SweepRecord
 from tests.deadline import within
 from tests.store.conftest import Connect
