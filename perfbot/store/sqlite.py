@@ -1,26 +1,26 @@
 """The SQLite store: one file, safe to share between processes.
 
 SQL runs on one worker thread, except the writing of deliveries, which runs on the event
-loop's own thread whenever it can do so without waiting.
+loop's own thread whenever it can do so without waiting (``perfbot.store._group_commit``).
+What is SQLite's own here: the thread and its connection, the claim, and the processes'
+presence (``perfbot.store.presence``); the rest is written once for both backends
+(``perfbot.store._core``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
+from perfbot.store._group_commit import GroupCommit, immediate
 from perfbot.store._migrations import migrate
 from perfbot.store._queue import (
     DROP_LOCKS_OF,
     EXPIRE_LEASES_OF,
-    INSERT_DELIVERY,
-    INSERT_JOB,
     KEY_BUSY,
     DeliveriesSQL,
     QueueSQL,
@@ -39,8 +39,6 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS: Final = 5000
-# The loop's connection hands the WAL to the thread for a checkpoint this often.
-CHECKPOINT_EVERY_COMMITS: Final = 200
 
 
 # Each branch walks the (status, due_at) index in order and stops at its first free job, so
@@ -76,7 +74,7 @@ class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL,
     sqlite3 connections belong to the thread that opened them and block while they wait, so
     one dedicated thread owns the connection and runs every statement; coroutines only await
     it. The one exception is ``record_delivery``, on the hot path of every webhook: see
-    ``_flush_deliveries``. Every write is its own BEGIN IMMEDIATE transaction, which takes
+    ``perfbot.store._group_commit``. Every write is its own BEGIN IMMEDIATE transaction, which takes
     SQLite's write lock up front: processes sharing the file serialise their writes (waiting
     up to the busy timeout) instead of failing half-way through one.
     """
@@ -88,14 +86,8 @@ class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL,
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perfbot-sqlite")
         self._conn: sqlite3.Connection | None = None  # touched on the worker thread only
         self._closed = False
-        self._pending: list[_PendingDelivery] = []
-        self._flush_scheduled = False
         # Deliveries are written on the event loop's thread, through its own connection.
-        self._loop_conn: sqlite3.Connection | None = None
-        self._loop_thread: int | None = None
-        self._loop_commits = 0
-        self._checkpointing = False
-        self._background: set[asyncio.Task[None]] = set()
+        self._deliveries = GroupCommit(path, self._run)
         # Which processes on this file are alive (a ":memory:" database has one).
         self._presence = None if path == ":memory:" else Presence(path)
 
@@ -157,9 +149,7 @@ class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL,
         if self._closed:
             return
         self._closed = True
-        if self._loop_conn is not None:
-            self._loop_conn.close()
-            self._loop_conn = None
+        self._deliveries.close()
         # Straight to the executor: _run would open a connection only to close it.
         await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
         if self._presence is not None:
@@ -170,88 +160,8 @@ class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL,
     async def record_delivery(
         self, delivery_id: str, event: str, action: str | None, job: NewJob | None, now: float
     ) -> bool:
-        # Group commit: the deliveries read in one turn of the event loop are written in
-        # one transaction. Each caller still hears back only after its delivery is
-        # committed, but a burst costs one transaction instead of one per delivery.
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[bool] = loop.create_future()
-        self._pending.append(((delivery_id, event, action, job, now), future))
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            loop.call_soon(self._flush_deliveries)
-        return await future
-
-    def _flush_deliveries(self) -> None:
-        """Write the pending deliveries on the event loop's own connection, or else the thread's.
-
-        Why on the loop: the batch is a few short inserts, and a commit in WAL with
-        synchronous=NORMAL does not sync. Handed to the store's thread, the loop and the
-        thread took turns at the GIL for every row bound, and ingest ran at two thirds of
-        the rate (``bench/ingest.py``). The loop's connection never waits for SQLite's
-        write lock: when another connection holds it, the batch goes to the thread, which
-        does wait.
-        """
-        self._flush_scheduled = False
-        batch, self._pending = self._pending, []
-        rows = [item for item, _ in batch]
-        try:
-            conn = self._loop_connection()
-            results = None if conn is None else _record_deliveries(conn, rows)
-        except sqlite3.OperationalError as exc:
-            if not _is_busy(exc):
-                _settle(batch, exc)
-                return
-            results = None
-        except Exception as exc:
-            _settle(batch, exc)
-            return
-        if results is None:
-            task = asyncio.get_running_loop().create_task(self._flush_on_thread(batch))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-            return
-        _settle(batch, results)
-        self._loop_commits += 1
-        if self._loop_commits % CHECKPOINT_EVERY_COMMITS == 0:
-            self._checkpoint_soon()
-
-    async def _flush_on_thread(self, batch: list[_PendingDelivery]) -> None:
-        try:
-            results = await self._run(_record_deliveries, [item for item, _ in batch])
-        except Exception as exc:
-            _settle(batch, exc)
-        else:
-            _settle(batch, results)
-
-    def _loop_connection(self) -> sqlite3.Connection | None:
-        """The event loop thread's connection, or None where there can't be one."""
-        if self._closed or self._path == ":memory:":
-            return None  # a second connection to ":memory:" would be another database
-        if self._loop_conn is None:
-            self._loop_conn = _connect_for_loop(self._path)
-            self._loop_thread = threading.get_ident()
-        elif self._loop_thread != threading.get_ident():
-            return None  # a store used from a second loop's thread: sqlite3 forbids it
-        return self._loop_conn
-
-    def _checkpoint_soon(self) -> None:
-        # The loop's connection leaves the WAL to grow (a checkpoint syncs the file); the
-        # thread copies it back into the database without blocking writers.
-        if self._checkpointing or self._closed:
-            return
-        self._checkpointing = True
-
-        async def checkpoint() -> None:
-            try:
-                await self._run(_checkpoint)
-            except Exception:
-                pass  # the next checkpoint, or the thread's own automatic one, catches up
-            finally:
-                self._checkpointing = False
-
-        task = asyncio.get_running_loop().create_task(checkpoint())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        # On the hot path of every webhook: a burst is one transaction (_group_commit).
+        return await self._deliveries.record((delivery_id, event, action, job, now))
 
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
         params = {"now": now, "owner": owner, "until": now + lease_seconds}
@@ -287,50 +197,13 @@ def _connect(path: str) -> sqlite3.Connection:
     return conn
 
 
-def _connect_for_loop(path: str) -> sqlite3.Connection:
-    """A connection for the event loop's thread: it must never block.
-
-    No busy timeout (a locked database is an error at once, and the caller goes to the
-    thread instead) and no automatic checkpoint (the sync it ends with). The schema and
-    WAL mode are already set up by the thread's connection.
-    """
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA busy_timeout = 0")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA wal_autocheckpoint = 0")
-    return conn
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    """Whether SQLite refused because another connection holds a lock (SQLITE_BUSY...)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
-
-
-def _checkpoint(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-
-
-@contextmanager
-def _write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction, holding the database's write lock from its first statement."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
 def _setup(conn: sqlite3.Connection) -> None:
-    with _write(conn):
+    with immediate(conn):
         migrate(conn, time.time())
 
 
 def _write_one(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> int:
-    with _write(conn):
+    with immediate(conn):
         return conn.execute(sql, args).rowcount
 
 
@@ -339,7 +212,7 @@ def _write_rows(
 ) -> int:
     # Encoded here, on the store's thread: 10,000 rows take a tenth of a second.
     rows = [row(item) for item in items]
-    with _write(conn):
+    with immediate(conn):
         # executemany's rowcount is the sum over its rows: the ones actually changed.
         return conn.executemany(sql, rows).rowcount
 
@@ -348,7 +221,7 @@ def _run_steps(
     conn: sqlite3.Connection, steps: list[tuple[str, list[tuple[Any, ...]]]]
 ) -> list[Any]:
     rows: list[Any] = []
-    with _write(conn):
+    with immediate(conn):
         for sql, each in steps:
             if len(each) == 1:
                 # fetchall: a statement must have finished stepping before COMMIT.
@@ -359,77 +232,6 @@ def _run_steps(
     return rows
 
 
-_DeliveryRow = tuple[str, str, str | None, NewJob | None, float]
-_PendingDelivery = tuple[_DeliveryRow, "asyncio.Future[bool]"]
-
-
-def _settle(batch: list[_PendingDelivery], outcome: list[bool] | BaseException) -> None:
-    """Give each waiting caller its delivery's result, or the batch's error."""
-    for index, (_, future) in enumerate(batch):
-        if future.done():
-            continue  # the caller was cancelled
-        if isinstance(outcome, BaseException):
-            future.set_exception(outcome)
-        else:
-            future.set_result(outcome[index])
-
-
-def _record_deliveries(conn: sqlite3.Connection, rows: list[_DeliveryRow]) -> list[bool]:
-    """Several deliveries in one transaction; for each, whether it was new.
-
-    One lookup and two bulk inserts per batch rather than two statements per delivery:
-    under the write lock nothing else can insert between the lookup and the inserts.
-    """
-    with _write(conn):
-        seen = _known_deliveries(conn, [row[0] for row in rows])
-        results, fresh = [], []
-        for row in rows:
-            new = row[0] not in seen
-            if new:
-                seen.add(row[0])  # the same id twice in one batch: the first one wins
-                fresh.append(row)
-            results.append(new)
-        delivery, queued = INSERT_DELIVERY.compiled("sqlite"), INSERT_JOB.compiled("sqlite")
-        conn.executemany(
-            delivery.text,
-            [
-                delivery.bind({"id": delivery_id, "event": event, "action": action, "now": now})
-                for delivery_id, event, action, _, now in fresh
-            ],
-        )
-        conn.executemany(
-            queued.text,
-            [
-                queued.bind(
-                    {
-                        "delivery_id": delivery_id,
-                        "event": job.event,
-                        "payload": job.payload,
-                        "serial_key": job.serial_key,
-                        "installation_id": job.installation_id,
-                        "now": now,
-                    }
-                )
-                for delivery_id, _, _, job, now in fresh
-                if job is not None
-            ],
-        )
-        return results
-
-
-def _known_deliveries(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
-    known: set[str] = set()
-    for start in range(0, len(ids), _IN_CHUNK):
-        chunk = ids[start : start + _IN_CHUNK]
-        query = f"SELECT id FROM deliveries WHERE id IN ({', '.join('?' * len(chunk))})"
-        known.update(row[0] for row in conn.execute(query, chunk))
-    return known
-
-
-# Host parameters per lookup, well under SQLite's limit (32,766 since 3.32, 999 before).
-_IN_CHUNK = 500
-
-
 def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]:
     """Expire the leases and drop the PR locks of every process found to have ended."""
     freed = []
@@ -437,7 +239,7 @@ def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]
         prefix = departed.prefix
         claims = {"prefix": prefix, "length": len(prefix)}
         try:
-            with _write(conn):
+            with immediate(conn):
                 for sql in (EXPIRE_LEASES_OF, DROP_LOCKS_OF):
                     statement = sql.compiled("sqlite")
                     conn.execute(statement.text, statement.bind(claims))

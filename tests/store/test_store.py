@@ -25,7 +25,7 @@ from perfbot.store import (
     Store,
     open_store,
 )
-from perfbot.store import sqlite as sqlite_store
+from perfbot.store import _group_commit as group_commit
 from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, SchemaTooNew
 from perfbot.store.base import SweepRecord
 from tests.deadline import within
@@ -665,7 +665,7 @@ async def test_deliveries_written_on_the_loop_are_checkpointed(
 ) -> None:
     # The loop's connection never checkpoints (that syncs the file): the thread must, or
     # the WAL grows for as long as only deliveries arrive.
-    monkeypatch.setattr(sqlite_store, "CHECKPOINT_EVERY_COMMITS", 3)
+    monkeypatch.setattr(group_commit, "CHECKPOINT_EVERY_COMMITS", 3)
     path = str(tmp_path / "perfbot.db")
     store = SQLiteStore(path)
     await store.setup()
