@@ -1,7 +1,9 @@
 """The PostgreSQL store: one database shared by several perfbot replicas.
 
-Same semantics as the SQLite store, statement for statement; what differs is how they stay
-correct when several processes claim at once (see ``PostgresStore.claim``).
+The store's logic is written once for both backends (``perfbot.store._core``). What is
+PostgreSQL's own here: the pool of connections and how statements run on it, the claim
+(how claims stay correct when several processes claim at once: ``PostgresStore.claim``),
+a delivery and its job in one statement, and no presence (see ``release_departed``).
 """
 
 from __future__ import annotations
@@ -18,15 +20,14 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
+from perfbot.store._core import SQLStore
 from perfbot.store._migrations import migrate_postgres
-from perfbot.store._queue import INSERT_DELIVERY, KEY_BUSY, DeliveriesSQL, QueueSQL
+from perfbot.store._queue import INSERT_DELIVERY, KEY_BUSY
 from perfbot.store._rows import (
     JOB_COLUMNS,
     job_from_row,
 )
-from perfbot.store._series import MeasurementsSQL
 from perfbot.store._sql import SQL, Params, Row, Steps
-from perfbot.store._state import InstallationsSQL, LocksSQL, PullsSQL
 from perfbot.store.base import Job, NewJob
 
 T = TypeVar("T")
@@ -112,7 +113,7 @@ class DatabaseUnavailable(PerfbotError, RuntimeError):
     retryable = True  # a job that met it may well run once the database is back
 
 
-class PostgresStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL, MeasurementsSQL):
+class PostgresStore(SQLStore):
     """``Store`` on a PostgreSQL database, through a small pool of connections.
 
     Every pooled connection is in autocommit mode: a single statement is its own transaction

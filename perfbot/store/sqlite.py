@@ -16,22 +16,19 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
+from perfbot.store._core import SQLStore
 from perfbot.store._group_commit import GroupCommit, immediate
 from perfbot.store._migrations import migrate
 from perfbot.store._queue import (
     DROP_LOCKS_OF,
     EXPIRE_LEASES_OF,
     KEY_BUSY,
-    DeliveriesSQL,
-    QueueSQL,
 )
 from perfbot.store._rows import (
     JOB_COLUMNS,
     job_from_row,
 )
-from perfbot.store._series import MeasurementsSQL
 from perfbot.store._sql import SQL, Params, Row, Steps
-from perfbot.store._state import InstallationsSQL, LocksSQL, PullsSQL
 from perfbot.store.base import Job, NewJob
 from perfbot.store.presence import Presence
 
@@ -68,7 +65,7 @@ _CLAIM: Final = SQL(
 )
 
 
-class SQLiteStore(DeliveriesSQL, QueueSQL, PullsSQL, InstallationsSQL, LocksSQL, MeasurementsSQL):
+class SQLiteStore(SQLStore):
     """``Store`` on a SQLite file (or ``":memory:"``).
 
     sqlite3 connections belong to the thread that opened them and block while they wait, so
