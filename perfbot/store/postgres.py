@@ -11,17 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
-from urllib.parse import unquote
 
 import psycopg
 from psycopg import AsyncConnection
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
 from perfbot.store._core import SQLStore
 from perfbot.store._migrations import migrate_postgres
+from perfbot.store._pg_url import parse_url, scrub
 from perfbot.store._queue import INSERT_DELIVERY, KEY_BUSY
 from perfbot.store._rows import (
     JOB_COLUMNS,
@@ -29,13 +28,11 @@ from perfbot.store._rows import (
 )
 from perfbot.store._sql import SQL, Params, Row, Steps
 from perfbot.store.base import Job, NewJob
+from perfbot.store.measurements import storable
 
 T = TypeVar("T")
 
 DEFAULT_POOL_SIZE: Final = 8
-# libpq's own timeout for establishing one connection (whole seconds), unless the URL sets
-# connect_timeout itself: an unreachable host fails start-up in seconds, not minutes.
-CONNECT_TIMEOUT_SECONDS: Final = 10
 # How long a call waits for a free pooled connection before it fails.
 POOL_TIMEOUT_SECONDS: Final = 10.0
 CLOSE_TIMEOUT_SECONDS: Final = 5.0
@@ -129,20 +126,10 @@ class PostgresStore(SQLStore):
         """
         if pool_size < 1:
             raise ValueError(f"the PostgreSQL pool size must be at least 1, not {pool_size}")
-        url = _normalise_scheme(url)
-        try:
-            params = conninfo_to_dict(url)
-        except psycopg.ProgrammingError as exc:
-            # libpq's reason quotes parts of the URL: every password in it is masked.
-            reason = _scrub(str(exc).strip(), _url_passwords(url))
-            raise ValueError(f"the PostgreSQL URL is not valid: {reason}") from None
-        params.setdefault("connect_timeout", CONNECT_TIMEOUT_SECONDS)
-        # Names perfbot's sessions in pg_stat_activity for the database's operator.
-        params.setdefault("application_name", "perfbot")
-        self._conninfo = make_conninfo("", **params)
-        # Kept to scrub connection errors, in case libpq ever quotes it.
-        self._secrets = {str(params["password"])} if params.get("password") else set()
-        self.where = _describe(params)
+        target = parse_url(url)
+        self._conninfo = target.conninfo
+        self._secrets = target.secrets  # to scrub connection errors, should libpq quote one
+        self.where = target.where
         self._pool_size = pool_size
         self._pool: AsyncConnectionPool[AsyncConnection[TupleRow]] | None = None
         self._closed = False
@@ -192,7 +179,7 @@ class PostgresStore(SQLStore):
     def _unavailable(self, exc: psycopg.Error) -> DatabaseUnavailable:
         # libpq's message can span lines (a hint: "Is the server running on that host...")
         # and repeats that connecting failed: one sentence for the start-up error.
-        lines = [" ".join(line.split()) for line in _scrub(str(exc), self._secrets).splitlines()]
+        lines = [" ".join(line.split()) for line in scrub(str(exc), self._secrets).splitlines()]
         lines = [line for line in lines if line] or [type(exc).__name__]
         reason = lines[0].removeprefix("connection failed: ")
         if len(lines) > 1:
@@ -289,7 +276,9 @@ class PostgresStore(SQLStore):
         return await self._on_connection(work)
 
     def _text(self, value: str) -> str:
-        return _storable(value)
+        # Text may quote untrusted text (a name from an artifact, a branch in a delivery);
+        # refusing it would leave a delivery unrecorded or a job unfinishable.
+        return storable(value)
 
     # Deliveries and enqueueing -----------------------------------------------------------------
 
@@ -372,56 +361,3 @@ class PostgresStore(SQLStore):
 
     async def release_departed(self) -> list[str]:
         return []
-
-
-def _storable(error: str) -> str:
-    """``error`` without NUL characters, which PostgreSQL's text cannot hold.
-
-    An error message may quote untrusted text (a name from an artifact); refusing it would
-    leave its job unfinishable, taken over and failing again at every lease expiry.
-    """
-    return error.replace("\x00", "\N{REPLACEMENT CHARACTER}")
-
-
-def _normalise_scheme(url: str) -> str:
-    """``postgres://`` and SQLAlchemy's ``postgresql+driver://`` as libpq's ``postgresql://``."""
-    scheme, sep, rest = url.partition("://")
-    if sep and scheme.split("+")[0].lower() in ("postgresql", "postgres"):
-        return f"postgresql://{rest}"
-    return url
-
-
-def _describe(params: dict[str, Any]) -> str:
-    """``user@host:port/dbname`` for messages: what the operator needs, never the password."""
-    user = params.get("user")
-    host = params.get("host") or params.get("hostaddr") or "localhost"
-    port = params.get("port")
-    where = f"{user}@{host}" if user else str(host)
-    if port:
-        where += f":{port}"
-    return f"{where}/{params.get('dbname') or user or ''}"
-
-
-def _url_passwords(url: str) -> set[str]:
-    """Every password ``url`` may carry — after ``user:`` and in ``password=`` query
-    parameters — as written, decoded and unquoted, even in a URL too broken to parse."""
-    rest = url.partition("://")[2]
-    found = [rest.rpartition("@")[0].partition(":")[2]]
-    for parameter in rest.partition("?")[2].split("&"):
-        name, _, value = parameter.partition("=")
-        if unquote(name).strip().lower() == "password":
-            found.append(value)
-    variants = {v for raw in found for v in (raw, unquote(raw), raw.strip("'\""))}
-    return variants | {v.strip("'\"") for v in variants} - {""}
-
-
-def _scrub(message: str, secrets: set[str]) -> str:
-    """``message`` with every one of ``secrets`` replaced by ``***``.
-
-    libpq's messages are not known to quote a password, but a malformed URL is quoted in
-    part ("invalid percent-encoded token"), so nothing is left to chance.
-    """
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            message = message.replace(secret, "***")
-    return message
