@@ -5,7 +5,7 @@ primitives of ``perfbot.store._sql.SQLBackend`` (fetch, write, write many rows, 
 atomically). Each role's statements and logic sit together in one module:
 
 * ``_queue``: deliveries, the sweeps for missed ones, the job queue;
-* ``_state``: pull-request state, suspended installations and locks;
+* ``_state``: pull-request state, suspended installations, locks and marks;
 * ``_series``: the measurements.
 
 A backend (``sqlite.SQLiteStore``, ``postgres.PostgresStore``) adds only what really
@@ -32,13 +32,14 @@ from __future__ import annotations
 
 from perfbot.store._queue import DeliveriesSQL, QueueSQL
 from perfbot.store._series import MeasurementsSQL
-from perfbot.store._state import InstallationsSQL, LocksSQL, PullsSQL
+from perfbot.store._state import InstallationsSQL, LocksSQL, MarksSQL, PullsSQL
 
 
 class SQLStore(
     DeliveriesSQL,
     QueueSQL,
     LocksSQL,
+    MarksSQL,
     PullsSQL,
     InstallationsSQL,
     MeasurementsSQL,

@@ -1,5 +1,5 @@
-"""Pull-request state, suspended installations and locks: their statements and logic,
-written once for both backends (``perfbot.store._core``)."""
+"""Pull-request state, suspended installations, locks and marks: their statements and
+logic, written once for both backends (``perfbot.store._core``)."""
 
 from __future__ import annotations
 
@@ -43,17 +43,18 @@ SET_SUSPENDED: Final = SQL(
 SUSPENDED_STATE: Final = SQL("SELECT suspended FROM installation_states WHERE id = :id")
 IS_SUSPENDED: Final = SQL("SELECT 1 FROM installation_states WHERE id = :id AND suspended")
 
-# A lock is held while expires_at >= now, like a lease. The upsert is atomic on both
-# backends: of two processes racing for a free key, exactly one inserts it.
-TAKE_LOCK: Final = SQL(
+# The locks table holds the locks and the marks (``Store.take_mark``): one key space, and
+# the same rules. A key is held while expires_at >= now, like a lease. The upsert is atomic
+# on both backends: of two processes racing for a free key, exactly one inserts it.
+TAKE_KEY: Final = SQL(
     """
     INSERT INTO locks (key, owner, expires_at) VALUES (:key, :owner, :until)
     ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
     WHERE locks.owner = excluded.owner OR locks.expires_at < :now
     """
 )
-RELEASE_LOCK: Final = SQL("DELETE FROM locks WHERE key = :key AND owner = :owner")
-LOCK_HOLDER: Final = SQL("SELECT owner FROM locks WHERE key = :key AND expires_at >= :now")
+DROP_KEY: Final = SQL("DELETE FROM locks WHERE key = :key AND owner = :owner")
+KEY_HOLDER: Final = SQL("SELECT owner FROM locks WHERE key = :key AND expires_at >= :now")
 
 
 class PullsSQL(SQLBackend):
@@ -108,17 +109,31 @@ class LocksSQL(SQLBackend):
     """``Store``'s ``Locks`` role."""
 
     async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
-        return await self._hold(key, owner, ttl_seconds, now)
+        return await self._write(TAKE_KEY, _taking(key, owner, ttl_seconds, now)) > 0
 
     async def unlock(self, key: str, owner: str) -> None:
-        await self._write(RELEASE_LOCK, {"key": key, "owner": owner})
+        await self._write(DROP_KEY, {"key": key, "owner": owner})
 
     async def lock_holder(self, key: str, now: float) -> str | None:
-        rows = await self._fetch(LOCK_HOLDER, {"key": key, "now": now})
+        rows = await self._fetch(KEY_HOLDER, {"key": key, "now": now})
         return str(rows[0][0]) if rows else None
 
-    async def _hold(self, key: str, owner: str, seconds: float, now: float) -> bool:
-        """Take ``key`` for ``owner`` until ``now + seconds``, or keep it longer if
-        ``owner``'s already; False if someone else holds it."""
-        params = {"key": key, "owner": owner, "until": now + seconds, "now": now}
-        return await self._write(TAKE_LOCK, params) > 0
+
+class MarksSQL(SQLBackend):
+    """``Store``'s ``Marks`` role: keys of the locks table held for long (see ``TAKE_KEY``)."""
+
+    async def take_mark(self, key: str, holder: str, keep_seconds: float, now: float) -> bool:
+        return await self._write(TAKE_KEY, _taking(key, holder, keep_seconds, now)) > 0
+
+    async def mark_holder(self, key: str, now: float) -> str | None:
+        rows = await self._fetch(KEY_HOLDER, {"key": key, "now": now})
+        return str(rows[0][0]) if rows else None
+
+    async def drop_mark(self, key: str, holder: str) -> None:
+        await self._write(DROP_KEY, {"key": key, "owner": holder})
+
+
+def _taking(key: str, owner: str, seconds: float, now: float) -> dict[str, object]:
+    """``TAKE_KEY``'s parameters: ``key`` for ``owner`` until ``now + seconds``, unless
+    someone else holds it at ``now``; kept longer (or shorter) if ``owner``'s already."""
+    return {"key": key, "owner": owner, "until": now + seconds, "now": now}

@@ -1,7 +1,7 @@
 """The store's interface, by role: deliveries (``Deliveries``), the durable job queue
-(``Queue``), locks (``Locks``), per-PR state (``Pulls``), suspended installations
-(``Installations``) and the measurements of every report (``Measurements``, with
-``perfbot.store.measurements``). ``Store`` is all of them.
+(``Queue``), locks (``Locks``), memories of what happened once (``Marks``), per-PR state
+(``Pulls``), suspended installations (``Installations``) and the measurements of every
+report (``Measurements``, with ``perfbot.store.measurements``). ``Store`` is all of them.
 
 One interface, several backends (SQLite embedded by default, PostgreSQL for several
 replicas). Handlers and the worker only ever see ``Store``.
@@ -202,6 +202,32 @@ class Locks(Protocol):
         """Who holds ``key`` at ``now`` (None: free or expired)."""
 
 
+class Marks(Protocol):
+    """Durable memories that something happened: "this head commit had its automatic
+    re-run", "this person was answered on this PR within the hour".
+
+    A holder leaves a mark, and it stands for a while (up to weeks), long after the
+    holder's job ended; nothing waits for one. Marks share one key space with the locks
+    (a mark's key names what it remembers: ``confirm:…``, ``help:…``).
+    """
+
+    async def take_mark(self, key: str, holder: str, keep_seconds: float, now: float) -> bool:
+        """Leave the mark ``key``, standing until ``now + keep_seconds``, unless another
+        holder's stands: whether ``holder``'s stands now.
+
+        True if there was none (or it had lapsed), and also if it was ``holder``'s
+        already: then it is kept afresh from ``now``, so a job run again takes its own
+        mark again. False: another holder's mark stands, and nothing changes.
+        """
+
+    async def mark_holder(self, key: str, now: float) -> str | None:
+        """Who left the mark ``key`` that stands at ``now`` (None: none, or it lapsed)."""
+
+    async def drop_mark(self, key: str, holder: str) -> None:
+        """Remove ``holder``'s mark ``key`` (what it remembers did not happen after all);
+        another holder's is left standing."""
+
+
 class Pulls(Protocol):
     """What perfbot remembers of each pull request."""
 
@@ -307,7 +333,7 @@ class Measurements(Protocol):
         """Drop every measurement recorded under this installation (it was deleted)."""
 
 
-class Store(Deliveries, Queue, Locks, Pulls, Installations, Measurements, Protocol):
+class Store(Deliveries, Queue, Locks, Marks, Pulls, Installations, Measurements, Protocol):
     """Durable state: every role. Every method is atomic on its own."""
 
     async def setup(self) -> None:
