@@ -143,8 +143,9 @@ MUTANTS = (
         "request",
         "",
         ("tests/test_confirm.py", "tests/test_confirm_request.py"),
-        old="_commit_key(run),",
-        new="_commit_key(run) + str(run.id),",
+        # The mark's take alone (its drop names the commit's key too).
+        old='_commit_key(run), f"{OWNER}:{run.id}:{run.attempt}", CONFIRM',
+        new='_commit_key(run) + str(run.id), f"{OWNER}:{run.id}:{run.attempt}", CONFIRM',
     ),
     Mutant(
         "confirm-retry",
@@ -153,7 +154,7 @@ MUTANTS = (
         "request",
         "",
         ("tests/test_confirm_request.py",),
-        old="if await ctx.store.lock_holder(next_attempt, now) == OWNER:",
+        old="if await ctx.store.mark_holder(next_attempt, now) == OWNER:",
         new="if False:",
     ),
     Mutant(
