@@ -1,5 +1,7 @@
-"""What both backends share of their SQL: the columns of a pull request's state and of a
-measurement, and turning the rows they read back into Jobs and PullStates."""
+"""The columns the store's statements name (a job's, a pull request's state, a
+measurement's) and the conversions between rows and perfbot's types, shared by both
+backends: a row read back becomes a Job, a JobOutcome or a PullState; a record to store
+becomes its row."""
 
 from __future__ import annotations
 
@@ -96,19 +98,9 @@ def outcome_from_row(row: Sequence[Any]) -> JobOutcome:
     return JobOutcome(JobStatus(status), int(attempts), last_error, reason)
 
 
-def insert_measurement(placeholder: str) -> str:
-    """The statement storing one record (parameters: ``measurement_row``), unless its
-    (repository, run, attempt, side, platform, metric) is stored already."""
-    return (
-        f"INSERT INTO measurements ({', '.join(MEASUREMENT_COLUMNS)})"
-        f" VALUES ({', '.join([placeholder] * len(MEASUREMENT_COLUMNS))})"
-        " ON CONFLICT (repo_id, run_id, run_attempt, side, platform, metric) DO NOTHING"
-    )
-
-
 def measurement_row(record: MeasurementRecord) -> tuple[Any, ...]:
-    """The parameters of ``insert_measurement``; every text that may come from an artifact
-    or a payload is made ``storable``."""
+    """A record's values in ``MEASUREMENT_COLUMNS``' order (a bulk write binds them by
+    position); every text that may come from an artifact or a payload is ``storable``."""
     text = storable
     return (
         record.repo_id,

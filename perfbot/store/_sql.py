@@ -24,7 +24,7 @@ Dialect = Literal["sqlite", "postgres"]
 DIALECTS: Final[tuple[Dialect, ...]] = ("sqlite", "postgres")
 
 Params = Mapping[str, Any]
-Row = Sequence[Any]
+Row = tuple[Any, ...]  # what sqlite3 and psycopg (TupleRow) return
 T = TypeVar("T")
 
 # A quoted literal (left as it is), or a parameter: a colon and a name, not a cast (::text).

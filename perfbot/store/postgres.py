@@ -22,10 +22,7 @@ from perfbot.store._core import SQLStore
 from perfbot.store._migrations import migrate_postgres
 from perfbot.store._pg_url import parse_url, scrub
 from perfbot.store._queue import INSERT_DELIVERY, KEY_BUSY
-from perfbot.store._rows import (
-    JOB_COLUMNS,
-    job_from_row,
-)
+from perfbot.store._rows import JOB_COLUMNS, job_from_row
 from perfbot.store._sql import SQL, Params, Row, Steps
 from perfbot.store.base import Job, NewJob
 from perfbot.store.measurements import storable
@@ -222,7 +219,7 @@ class PostgresStore(SQLStore):
 
         async def work(conn: AsyncConnection[TupleRow]) -> list[Row]:
             cur = await conn.execute(statement.text, args)
-            return list(await cur.fetchall())
+            return await cur.fetchall()
 
         return await self._on_connection(work)
 
@@ -267,7 +264,7 @@ class PostgresStore(SQLStore):
                 for text, args in compiled:
                     if len(args) == 1:
                         cur = await conn.execute(text, args[0])
-                        rows = list(await cur.fetchall()) if cur.description else []
+                        rows = await cur.fetchall() if cur.description else []
                     else:
                         await conn.cursor().executemany(text, args)
                         rows = []

@@ -24,10 +24,7 @@ from perfbot.store._queue import (
     EXPIRE_LEASES_OF,
     KEY_BUSY,
 )
-from perfbot.store._rows import (
-    JOB_COLUMNS,
-    job_from_row,
-)
+from perfbot.store._rows import JOB_COLUMNS, job_from_row
 from perfbot.store._sql import SQL, Params, Row, Steps
 from perfbot.store.base import Job, NewJob
 from perfbot.store.presence import Presence
@@ -121,7 +118,7 @@ class SQLiteStore(SQLStore):
 
     async def _fetch(self, sql: SQL, params: Params) -> list[Row]:
         statement = sql.compiled("sqlite")
-        return await self._run(_fetch, statement.text, statement.bind(params))
+        return await self._run(_rows_of, statement.text, statement.bind(params))
 
     async def _write(self, sql: SQL, params: Params) -> int:
         statement = sql.compiled("sqlite")
@@ -248,5 +245,5 @@ def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]
     return freed
 
 
-def _fetch(conn: sqlite3.Connection, sql: str, params: Any) -> list[Any]:
-    return conn.execute(sql, params).fetchall()
+def _rows_of(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Row]:
+    return conn.execute(sql, args).fetchall()
