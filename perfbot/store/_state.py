@@ -39,8 +39,8 @@ SET_SUSPENDED: Final = SQL(
         OR (excluded.event_at = installation_states.event_at AND NOT excluded.suspended))
     """
 )
-# A bare column as the condition: PostgreSQL's boolean, SQLite's integer held to 0 or 1.
 SUSPENDED_STATE: Final = SQL("SELECT suspended FROM installation_states WHERE id = :id")
+# A bare column as the condition: PostgreSQL's boolean, SQLite's integer held to 0 or 1.
 IS_SUSPENDED: Final = SQL("SELECT 1 FROM installation_states WHERE id = :id AND suspended")
 
 # The locks table holds the locks and the marks (``Store.take_mark``): one key space, and
