@@ -15,10 +15,11 @@ Importing it loads no database driver.
 from __future__ import annotations
 
 import abc
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Literal, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, Literal, TypeVar, cast
 
 Dialect = Literal["sqlite", "postgres"]
 DIALECTS: Final[tuple[Dialect, ...]] = ("sqlite", "postgres")
@@ -45,10 +46,26 @@ class Compiled:
 
     text: str
     names: tuple[str, ...]
+    # Every statement binds through this: itemgetter picks the values in C.
+    _pick: Callable[[Params], tuple[Any, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        names = self.names
+
+        def one(params: Params) -> tuple[Any, ...]:
+            return (params[names[0]],)  # itemgetter of one name gives the value alone
+
+        def none(params: Params) -> tuple[Any, ...]:
+            return ()
+
+        pick: Callable[[Params], tuple[Any, ...]] = one if len(names) == 1 else none
+        if len(names) > 1:
+            pick = cast(Callable[[Params], tuple[Any, ...]], operator.itemgetter(*names))
+        object.__setattr__(self, "_pick", pick)
 
     def bind(self, params: Params) -> tuple[Any, ...]:
         """``params`` (by name) as the driver's positional values; a missing one raises."""
-        return tuple(params[name] for name in self.names)
+        return self._pick(params)
 
 
 class SQL:
