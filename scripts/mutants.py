@@ -143,8 +143,9 @@ MUTANTS = (
         "request",
         "",
         ("tests/test_confirm.py", "tests/test_confirm_request.py"),
-        old="_commit_key(run),",
-        new="_commit_key(run) + str(run.id),",
+        # The mark's take alone (its drop names the commit's key too).
+        old='_commit_key(run), f"{OWNER}:{run.id}:{run.attempt}", CONFIRM',
+        new='_commit_key(run) + str(run.id), f"{OWNER}:{run.id}:{run.attempt}", CONFIRM',
     ),
     Mutant(
         "confirm-retry",
@@ -153,7 +154,7 @@ MUTANTS = (
         "request",
         "",
         ("tests/test_confirm_request.py",),
-        old="if await ctx.store.lock_holder(next_attempt, now) == OWNER:",
+        old="if await ctx.store.mark_holder(next_attempt, now) == OWNER:",
         new="if False:",
     ),
     Mutant(
@@ -244,8 +245,8 @@ MUTANTS = (
     Mutant(
         "fork-rows-trend",
         "a fork PR's base side is taken as the target branch's trend in the comment",
-        "perfbot/store/sqlite.py",
-        "SQLiteStore.branch_history",
+        "perfbot/store/_series.py",
+        "MeasurementsSQL.branch_history",
         "",
         ("tests/store/test_pull_history.py", "tests/test_history_privacy.py"),
         old='"forks": False,',
@@ -254,12 +255,12 @@ MUTANTS = (
     Mutant(
         "history-other-repo",
         "a PR's earlier pushes are read from every repository with that PR number",
-        "perfbot/store/sqlite.py",
-        "SQLiteStore.pull_runs",
+        "perfbot/store/_series.py",
+        "MeasurementsSQL.pull_runs",
         "",
         ("tests/store/test_pull_history.py",),
-        old="_fetch, _PULL_RUNS,",
-        new='_fetch, _PULL_RUNS.replace("repo_id = :repo AND ", ""),',
+        old="self._fetch(PULL_RUNS,",
+        new='self._fetch(SQL(PULL_RUNS.text.replace("repo_id = :repo AND ", "")),',
     ),
 )
 

@@ -99,7 +99,7 @@ async def test_a_retried_job_asks_for_no_second_re_run(store: Store) -> None:
     assert installation.reruns == [RUN.id]
     # Attempt 2 is still known as perfbot's confirmation.
     second = Run(**{**{f: getattr(RUN, f) for f in RUN.__slots__}, "attempt": 2})
-    assert await store.lock_holder(f"confirming:{RUN.repo_id}:{RUN.id}:2", ctx.now()) == (
+    assert await store.mark_holder(f"confirming:{RUN.repo_id}:{RUN.id}:2", ctx.now()) == (
         confirm.OWNER
     )
     assert await confirm.earlier_attempt(ctx, second) == EarlierAttempt([], [])

@@ -3,7 +3,7 @@ stochastic metric would turn red, and find the earlier attempt when the re-run r
 
 What is decided, and how the two attempts are combined, is the engine's
 (``perfbot.engine.judge.confirm``). Here: the re-run, requested the way ``/perfbot rerun``
-requests one (after the same checks before every write), and the two locks that remember
+requests one (after the same checks before every write), and the two marks that remember
 it in the store:
 
 * ``confirm:<repo>:<head sha>``: this head commit had its automatic re-run (at most one,
@@ -61,7 +61,7 @@ async def earlier_attempt(ctx: JobContext, run: Run) -> EarlierAttempt | None:
 async def _earlier_series(ctx: JobContext, run: Run) -> list[RunSeries] | None:
     if run.attempt < 2:
         return None
-    if await ctx.store.lock_holder(_attempt_key(run, run.attempt), ctx.now()) != OWNER:
+    if await ctx.store.mark_holder(_attempt_key(run, run.attempt), ctx.now()) != OWNER:
         return None
     return await ctx.store.run_measurements(run.repo_id, run.id, run.attempt - 1)
 
@@ -105,28 +105,28 @@ async def request(
     if run.head_repo_id != run.repo_id:
         return NotConfirmed(NoConfirmation.FORK)
     now = ctx.now()
-    if not await ctx.store.try_lock(
+    if not await ctx.store.take_mark(
         _commit_key(run), f"{OWNER}:{run.id}:{run.attempt}", CONFIRM_MEMORY_SECONDS, now
     ):
         return NotConfirmed(NoConfirmation.ONCE_ALREADY)
     next_attempt = _attempt_key(run, run.attempt + 1)
-    # The lock above is this attempt's own, so a job run again (the worker retries it from
+    # The mark above is this attempt's own, so a job run again (the worker retries it from
     # the start when a later step fails) takes it again: the mark of the next attempt says
     # whether this attempt already asked, and a second request would be a second re-run.
-    if await ctx.store.lock_holder(next_attempt, now) == OWNER:
+    if await ctx.store.mark_holder(next_attempt, now) == OWNER:
         return None
     refused = await ctx.write_refused(run.owner, run.name, pull)
     if refused is not None:
         return NotConfirmed(NoConfirmation.NOT_ALLOWED, refused)
-    await ctx.store.try_lock(next_attempt, OWNER, CONFIRM_MEMORY_SECONDS, now)
+    await ctx.store.take_mark(next_attempt, OWNER, CONFIRM_MEMORY_SECONDS, now)
     try:
         await ctx.installation.rerun_workflow_run(run.owner, run.name, run.id)
     except GitHubError as exc:
-        await ctx.store.unlock(next_attempt, OWNER)
+        await ctx.store.drop_mark(next_attempt, OWNER)
         if exc.retryable:
             # GitHub is unwell (5xx, rate limit): nothing was re-run, so the commit keeps
             # its one automatic re-run, and the job is tried again later.
-            await ctx.store.unlock(_commit_key(run), f"{OWNER}:{run.id}:{run.attempt}")
+            await ctx.store.drop_mark(_commit_key(run), f"{OWNER}:{run.id}:{run.attempt}")
             raise
         ctx.log.warning("confirming re-run of run %s refused: %s", run.id, exc)
         return NotConfirmed(NoConfirmation.GITHUB_REFUSED)

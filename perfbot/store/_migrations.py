@@ -1,15 +1,78 @@
-"""The SQLite schema as an ordered list of migrations: version N has run the first N."""
+"""The schema of both backends as one ordered list of migrations: version N has run the first N.
+
+Version N means the same tables and columns on SQLite and on PostgreSQL, each in its own
+types, so an operator reading ``schema_version`` learns the same thing from either. A
+statement is written once, with the dialect's words in braces (``WORDS``: ``{real}`` is
+SQLite's REAL and PostgreSQL's DOUBLE PRECISION), or once per dialect (``Each``) where the
+DDL really differs (PostgreSQL's partial indexes). ``MIGRATIONS`` and ``PG_MIGRATIONS``
+are the statements each runs.
+"""
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Final
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 from perfbot.errors import PerfbotError
+from perfbot.store._sql import DIALECTS, SQL, Dialect
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from psycopg import AsyncConnection
+    from psycopg.rows import TupleRow
+
+
+@dataclass(frozen=True, slots=True)
+class Each:
+    """One statement of a migration, written per dialect."""
+
+    sqlite: str
+    postgres: str
+
+
+class _Flags:
+    """``{flag[name]}``: a NOT NULL boolean column ``name``. SQLite has no boolean type: an
+    integer held to 0 or 1."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+
+    def __getitem__(self, column: str) -> str:
+        if self._dialect == "sqlite":
+            return f"{column} INTEGER NOT NULL CHECK ({column} IN (0, 1))"
+        return f"{column} BOOLEAN NOT NULL"
+
+
+# The types (and literals) the two dialects spell differently.
+WORDS: Final[dict[Dialect, dict[str, object]]] = {
+    "sqlite": {
+        "real": "REAL",
+        # SQLite's INTEGER is 64 bits; and an INTEGER PRIMARY KEY is the rowid.
+        "bigint": "INTEGER",
+        # AUTOINCREMENT so an id is never reused once old rows are pruned: ids in logs
+        # keep naming one job.
+        "identity": "INTEGER PRIMARY KEY AUTOINCREMENT",
+        "true": "1",
+        "false": "0",
+        "flag": _Flags("sqlite"),
+    },
+    "postgres": {
+        "real": "DOUBLE PRECISION",
+        "bigint": "BIGINT",
+        # An identity is never reused, so a job id in the logs keeps naming one job.
+        "identity": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+        "true": "TRUE",
+        "false": "FALSE",
+        "flag": _Flags("postgres"),
+    },
+}
 
 # Append only: a released migration is never edited, a change is a new entry. Each entry is
-# the statements of one version, run in one transaction with the version bump.
-MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+# the statements of one version, run in one transaction with the version bump (PostgreSQL's
+# DDL is transactional too, so a failed migration leaves nothing half-done).
+STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
     # 1: deliveries, the job queue, locks and pull-request state.
     (
         """
@@ -17,69 +80,79 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             id TEXT PRIMARY KEY,
             event TEXT NOT NULL,
             action TEXT,
-            received_at REAL NOT NULL
+            received_at {real} NOT NULL
         )
         """,
-        # AUTOINCREMENT so a job id is never reused once old jobs are pruned: ids in logs
-        # keep naming one job.
         """
         CREATE TABLE jobs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            id {identity},
             delivery_id TEXT NOT NULL,
             event TEXT NOT NULL,
             payload TEXT NOT NULL,
             serial_key TEXT NOT NULL,
-            installation_id INTEGER,
+            installation_id {bigint},
             status TEXT NOT NULL
                 CHECK (status IN ('queued', 'running', 'done', 'failed')),
             attempts INTEGER NOT NULL DEFAULT 0,
-            due_at REAL NOT NULL,
+            due_at {real} NOT NULL,
             lease_owner TEXT,
-            lease_until REAL,
+            lease_until {real},
             last_error TEXT,
-            created_at REAL NOT NULL,
-            finished_at REAL
+            created_at {real} NOT NULL,
+            finished_at {real}
         )
         """,
-        # claim walks this in (due_at, id) order: id is the rowid, implicitly the last column.
-        "CREATE INDEX jobs_status_due ON jobs (status, due_at)",
+        Each(
+            # claim walks this in (due_at, id) order: id is the rowid, implicitly the last
+            # column.
+            sqlite="CREATE INDEX jobs_status_due ON jobs (status, due_at)",
+            # claim walks the unfinished jobs in (due_at, id) order and stops at the first
+            # free one; partial, so the finished jobs that pile up never slow it (or
+            # queue_depth) down.
+            postgres="CREATE INDEX jobs_active_due ON jobs (due_at, id)"
+            " WHERE status IN ('queued', 'running')",
+        ),
         # claim's "is another job of this key under a live lease?" is a range of this index.
-        "CREATE INDEX jobs_serial_key ON jobs (serial_key, status, lease_until)",
+        Each(
+            sqlite="CREATE INDEX jobs_serial_key ON jobs (serial_key, status, lease_until)",
+            postgres="CREATE INDEX jobs_running_key ON jobs (serial_key, lease_until)"
+            " WHERE status = 'running'",
+        ),
         "CREATE INDEX jobs_delivery ON jobs (delivery_id)",
         """
         CREATE TABLE locks (
             key TEXT PRIMARY KEY,
             owner TEXT NOT NULL,
-            expires_at REAL NOT NULL
+            expires_at {real} NOT NULL
         )
         """,
         """
         CREATE TABLE pulls (
-            repo_id INTEGER NOT NULL,
-            number INTEGER NOT NULL,
-            comment_id INTEGER,
+            repo_id {bigint} NOT NULL,
+            number {bigint} NOT NULL,
+            comment_id {bigint},
             newest_head_sha TEXT,
             reported_head_sha TEXT,
-            reported_run_id INTEGER,
+            reported_run_id {bigint},
             reported_run_attempt INTEGER,
             report_body TEXT,
             rerun_requested_by TEXT,
-            updated_at REAL NOT NULL,
+            updated_at {real} NOT NULL,
             PRIMARY KEY (repo_id, number)
         )
         """,
     ),
     # 2: perfbot's check run of the reported head.
     (
-        "ALTER TABLE pulls ADD COLUMN check_run_id INTEGER",
+        "ALTER TABLE pulls ADD COLUMN check_run_id {bigint}",
         "ALTER TABLE pulls ADD COLUMN check_run_head_sha TEXT",
     ),
     # 3: installations suspended by their owner (no GitHub call for them until unsuspended).
     (
         """
         CREATE TABLE suspended_installations (
-            id INTEGER PRIMARY KEY,
-            since REAL NOT NULL
+            id {bigint} PRIMARY KEY,
+            since {real} NOT NULL
         )
         """,
     ),
@@ -88,7 +161,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         """
         CREATE TABLE redeliveries (
             guid TEXT PRIMARY KEY,
-            claimed_at REAL NOT NULL
+            claimed_at {real} NOT NULL
         )
         """,
     ),
@@ -99,8 +172,8 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         """
         CREATE TABLE redelivery_sweep (
             id INTEGER PRIMARY KEY CHECK (id = 1),
-            started_at REAL NOT NULL,
-            cursor REAL
+            started_at {real} NOT NULL,
+            cursor {real}
         )
         """,
     ),
@@ -110,15 +183,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
         """
         CREATE TABLE installation_states (
-            id INTEGER PRIMARY KEY,
-            suspended INTEGER NOT NULL CHECK (suspended IN (0, 1)),
-            deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
-            event_at REAL NOT NULL,
-            recorded_at REAL NOT NULL
+            id {bigint} PRIMARY KEY,
+            {flag[suspended]},
+            {flag[deleted]},
+            event_at {real} NOT NULL,
+            recorded_at {real} NOT NULL
         )
         """,
         "INSERT INTO installation_states (id, suspended, deleted, event_at, recorded_at)"
-        " SELECT id, 1, 0, since, since FROM suspended_installations",
+        " SELECT id, {true}, {false}, since, since FROM suspended_installations",
         "DROP TABLE suspended_installations",
     ),
     # 8: every parsed side of every report (perfbot.store.measurements): what the noise
@@ -127,10 +200,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
         """
         CREATE TABLE measurements (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            repo_id INTEGER NOT NULL,
+            id {identity},
+            repo_id {bigint} NOT NULL,
             repo_full_name TEXT NOT NULL,
-            installation_id INTEGER,
+            installation_id {bigint},
             platform TEXT NOT NULL,
             metric TEXT NOT NULL,
             unit TEXT NOT NULL,
@@ -138,26 +211,31 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             scale TEXT NOT NULL CHECK (scale IN ('ratio', 'points', 'count')),
             side TEXT NOT NULL CHECK (side IN ('base', 'head', 'push')),
             sha TEXT NOT NULL,
-            run_id INTEGER NOT NULL,
+            run_id {bigint} NOT NULL,
             run_attempt INTEGER NOT NULL,
-            workflow_id INTEGER,
+            workflow_id {bigint},
             workflow_name TEXT NOT NULL,
             event TEXT NOT NULL,
             branch TEXT NOT NULL,
-            pr_number INTEGER,
-            from_fork INTEGER NOT NULL CHECK (from_fork IN (0, 1)),
+            pr_number {bigint},
+            {flag[from_fork]},
             samples TEXT NOT NULL,
             settings TEXT NOT NULL,
             runner_name TEXT,
             runner_labels TEXT,
-            recorded_at REAL NOT NULL,
+            recorded_at {real} NOT NULL,
             UNIQUE (repo_id, run_id, run_attempt, side, platform, metric)
         )
         """,
-        # A series' newest rows are a range of this index, read backwards (id is the rowid,
-        # implicitly its last column); forgetting a repository is a prefix of it.
-        "CREATE INDEX measurements_series"
-        " ON measurements (repo_id, platform, metric, settings, recorded_at)",
+        # A series' newest rows are a range of this index, read backwards; forgetting a
+        # repository is a prefix of it. On SQLite id is the rowid, implicitly its last
+        # column.
+        Each(
+            sqlite="CREATE INDEX measurements_series"
+            " ON measurements (repo_id, platform, metric, settings, recorded_at)",
+            postgres="CREATE INDEX measurements_series"
+            " ON measurements (repo_id, platform, metric, settings, recorded_at, id)",
+        ),
         "CREATE INDEX measurements_recorded ON measurements (recorded_at)",
         "CREATE INDEX measurements_installation ON measurements (installation_id)",
     ),
@@ -167,36 +245,78 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
 )
 
 
+def _render(statement: str | Each, dialect: Dialect) -> str:
+    text = statement if isinstance(statement, str) else getattr(statement, dialect)
+    return text.format_map(WORDS[dialect])
+
+
+def statements(dialect: Dialect) -> tuple[tuple[str, ...], ...]:
+    """Each version's statements, as ``dialect`` runs them."""
+    return tuple(tuple(_render(s, dialect) for s in version) for version in STEPS)
+
+
+_STATEMENTS: Final = {dialect: statements(dialect) for dialect in DIALECTS}
+MIGRATIONS: Final = _STATEMENTS["sqlite"]
+PG_MIGRATIONS: Final = _STATEMENTS["postgres"]
+
+_VERSION_TABLE: Final = (
+    "CREATE TABLE IF NOT EXISTS schema_version"
+    " (version INTEGER PRIMARY KEY, applied_at {real} NOT NULL)"
+)
+_CURRENT: Final = SQL("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+_APPLIED: Final = SQL("INSERT INTO schema_version (version, applied_at) VALUES (:version, :at)")
+# The key of pg_advisory_xact_lock(bigint), perfbot's migration lock on PostgreSQL (the
+# claim's per-serial-key locks use the separate two-int4 key space, so they never collide
+# with this one). The bytes of "perfbotM".
+MIGRATION_LOCK_KEY: Final = 0x70657266626F744D
+
+
 class SchemaTooNew(PerfbotError, RuntimeError):
     """The database was migrated by a newer perfbot; running older code on it is unsafe."""
 
 
+def _pending(current: int) -> range:
+    """The versions a database at ``current`` lacks; a newer one is refused."""
+    if current > len(STEPS):
+        raise SchemaTooNew(
+            f"the database schema is at version {current} but this perfbot knows only"
+            f" {len(STEPS)}; upgrade perfbot or use another database"
+        )
+    return range(current + 1, len(STEPS) + 1)
+
+
 def migrate(conn: sqlite3.Connection, now: float) -> int:
-    """Run the migrations ``conn``'s database lacks; return the resulting version.
+    """Run the migrations ``conn``'s SQLite database lacks; return the resulting version.
 
     Call inside a BEGIN IMMEDIATE transaction, so processes starting together migrate one
     after the other: the second sees the first's version and has nothing left to do.
     """
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_version"
-        " (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
-    )
-    current = current_version(conn)
-    if current > len(MIGRATIONS):
-        raise SchemaTooNew(
-            f"the database schema is at version {current} but this perfbot knows only"
-            f" {len(MIGRATIONS)}; upgrade perfbot or use another database"
-        )
-    for version in range(current + 1, len(MIGRATIONS) + 1):
+    conn.execute(_VERSION_TABLE.format_map(WORDS["sqlite"]))
+    current, applied = _CURRENT.compiled("sqlite"), _APPLIED.compiled("sqlite")
+    (at,) = conn.execute(current.text).fetchone()
+    for version in _pending(int(at)):
         for statement in MIGRATIONS[version - 1]:
             conn.execute(statement)
-        conn.execute(
-            "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (version, now)
-        )
-    return len(MIGRATIONS)
+        conn.execute(applied.text, applied.bind({"version": version, "at": now}))
+    return len(STEPS)
 
 
-def current_version(conn: sqlite3.Connection) -> int:
-    """The highest migration applied (0 for a new database with an empty version table)."""
-    (version,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
-    return int(version)
+async def migrate_postgres(conn: AsyncConnection[TupleRow]) -> int:
+    """Run the migrations ``conn``'s PostgreSQL database lacks; return the resulting version.
+
+    ``conn`` must be outside a transaction: this runs one. It first takes a transaction-level
+    advisory lock, so replicas starting together migrate one after the other; the second
+    waits, then sees the first's version and has nothing left to do.
+    """
+    current, applied = _CURRENT.compiled("postgres"), _APPLIED.compiled("postgres")
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+        await conn.execute(_VERSION_TABLE.format_map(WORDS["postgres"]))
+        row = await (await conn.execute(current.text)).fetchone()
+        assert row is not None  # an aggregate always returns a row
+        for version in _pending(int(row[0])):
+            for statement in PG_MIGRATIONS[version - 1]:
+                await conn.execute(statement)
+            params = {"version": version, "at": time.time()}
+            await conn.execute(applied.text, applied.bind(params))
+    return len(STEPS)

@@ -1,5 +1,7 @@
-"""What both backends share of their SQL: the columns of a pull request's state and of a
-measurement, and turning the rows they read back into Jobs and PullStates."""
+"""The columns the store's statements name (a job's, a pull request's state, a
+measurement's) and the conversions between rows and perfbot's types, shared by both
+backends: a row read back becomes a Job, a JobOutcome or a PullState; a record to store
+becomes its row."""
 
 from __future__ import annotations
 
@@ -23,7 +25,6 @@ JOB_COLUMNS: Final = (
 )
 # The columns of the pulls table: PullState's fields, in their order.
 PULL_COLUMNS: Final = tuple(field.name for field in fields(PullState))
-_KEY: Final = ("repo_id", "number")
 # The columns of the measurements table a record fills, in ``measurement_row``'s order.
 MEASUREMENT_COLUMNS: Final = (
     "repo_id",
@@ -52,43 +53,9 @@ MEASUREMENT_COLUMNS: Final = (
 )
 
 
-def select_pull(placeholder: str) -> str:
-    """The query for one PR's state; ``placeholder`` is the driver's (``?`` or ``%s``)."""
-    return (
-        f"SELECT {', '.join(PULL_COLUMNS)} FROM pulls"
-        f" WHERE repo_id = {placeholder} AND number = {placeholder}"
-    )
-
-
-def upsert_pull(placeholder: str) -> str:
-    """The statement that inserts or replaces one PR's state (parameters: ``pull_row``)."""
-    updates = ", ".join(f"{name} = excluded.{name}" for name in PULL_COLUMNS if name not in _KEY)
-    return (
-        f"INSERT INTO pulls ({', '.join(PULL_COLUMNS)})"
-        f" VALUES ({', '.join([placeholder] * len(PULL_COLUMNS))})"
-        f" ON CONFLICT (repo_id, number) DO UPDATE SET {updates}"
-    )
-
-
-def set_suspended(placeholder: str) -> str:
-    """The statement that records an installation's suspension state unless the state
-    recorded is final or set by a newer event (see ``Store.set_suspended``); at equal
-    times only the active state is recorded. Parameters: id, suspended, deleted, the
-    event's time, now."""
-    return (
-        "INSERT INTO installation_states (id, suspended, deleted, event_at, recorded_at)"
-        f" VALUES ({', '.join([placeholder] * 5)})"
-        " ON CONFLICT (id) DO UPDATE SET suspended = excluded.suspended,"
-        " deleted = excluded.deleted, event_at = excluded.event_at,"
-        " recorded_at = excluded.recorded_at"
-        " WHERE NOT installation_states.deleted AND (excluded.deleted"
-        " OR excluded.event_at > installation_states.event_at"
-        " OR (excluded.event_at = installation_states.event_at AND NOT excluded.suspended))"
-    )
-
-
-def pull_row(state: PullState) -> tuple[Any, ...]:
-    return tuple(getattr(state, name) for name in PULL_COLUMNS)
+def pull_params(state: PullState) -> dict[str, Any]:
+    """The parameters of a PR's state, by column name."""
+    return {name: getattr(state, name) for name in PULL_COLUMNS}
 
 
 def pull_from_row(row: Sequence[Any]) -> PullState:
@@ -131,19 +98,9 @@ def outcome_from_row(row: Sequence[Any]) -> JobOutcome:
     return JobOutcome(JobStatus(status), int(attempts), last_error, reason)
 
 
-def insert_measurement(placeholder: str) -> str:
-    """The statement storing one record (parameters: ``measurement_row``), unless its
-    (repository, run, attempt, side, platform, metric) is stored already."""
-    return (
-        f"INSERT INTO measurements ({', '.join(MEASUREMENT_COLUMNS)})"
-        f" VALUES ({', '.join([placeholder] * len(MEASUREMENT_COLUMNS))})"
-        " ON CONFLICT (repo_id, run_id, run_attempt, side, platform, metric) DO NOTHING"
-    )
-
-
 def measurement_row(record: MeasurementRecord) -> tuple[Any, ...]:
-    """The parameters of ``insert_measurement``; every text that may come from an artifact
-    or a payload is made ``storable``."""
+    """A record's values in ``MEASUREMENT_COLUMNS``' order (a bulk write binds them by
+    position); every text that may come from an artifact or a payload is ``storable``."""
     text = storable
     return (
         record.repo_id,

@@ -1,5 +1,7 @@
-"""The store's interface: deliveries, the durable job queue, locks, per-PR state and the
-measurements of every report (``perfbot.store.measurements``).
+"""The store's interface, by role: deliveries (``Deliveries``), the durable job queue
+(``Queue``), locks (``Locks``), memories of what happened once (``Marks``), per-PR state
+(``Pulls``), suspended installations (``Installations``) and the measurements of every
+report (``Measurements``, with ``perfbot.store.measurements``). ``Store`` is all of them.
 
 One interface, several backends (SQLite embedded by default, PostgreSQL for several
 replicas). Handlers and the worker only ever see ``Store``.
@@ -106,15 +108,13 @@ class PullState:
     check_run_head_sha: str | None = None
 
 
-class Store(Protocol):
-    """Durable state. Every method is atomic on its own."""
+# The roles ---------------------------------------------------------------------------------
+# ``Store`` is every role together; each role is a protocol of its own so that a part of the
+# App (or a test's fake) can say which part of the store it uses.
 
-    async def setup(self) -> None:
-        """Create or migrate the schema; safe to call on every start."""
 
-    async def close(self) -> None: ...
-
-    # Deliveries and enqueueing -------------------------------------------------------
+class Deliveries(Protocol):
+    """Webhook deliveries as they arrive, and the sweeps for the ones GitHub lost."""
 
     async def record_delivery(
         self, delivery_id: str, event: str, action: str | None, job: NewJob | None, now: float
@@ -147,7 +147,9 @@ class Store(Protocol):
         """Keep ``cursor`` for the next sweep, unless the record's is newer already (a
         slower sweep finishing late never moves it back). Needs ``sweep_started`` first."""
 
-    # The queue -----------------------------------------------------------------------
+
+class Queue(Protocol):
+    """The durable job queue: claims under leases, and how each job ended."""
 
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
         """The oldest due job whose serial key has no other job under a live lease.
@@ -186,7 +188,10 @@ class Store(Protocol):
     async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
         """The status, attempts, last error and done reason of a delivery's job, or None."""
 
-    # Locks ---------------------------------------------------------------------------
+
+class Locks(Protocol):
+    """Short-lived mutual exclusion between processes (a pull request's jobs, the sweep):
+    held while the holder works, refreshed before it expires, released when done."""
 
     async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
         """Take ``key`` if free or expired (or already ours: then refresh it)."""
@@ -196,7 +201,35 @@ class Store(Protocol):
     async def lock_holder(self, key: str, now: float) -> str | None:
         """Who holds ``key`` at ``now`` (None: free or expired)."""
 
-    # Pull-request state ----------------------------------------------------------------
+
+class Marks(Protocol):
+    """Durable memories that something happened: "this head commit had its automatic
+    re-run", "this person was answered on this PR within the hour".
+
+    A holder leaves a mark, and it stands for a while (up to weeks), long after the
+    holder's job ended; nothing waits for one. Marks share one key space with the locks
+    (a mark's key names what it remembers: ``confirm:…``, ``help:…``).
+    """
+
+    async def take_mark(self, key: str, holder: str, keep_seconds: float, now: float) -> bool:
+        """Leave the mark ``key``, standing until ``now + keep_seconds``, unless another
+        holder's stands: whether ``holder``'s stands now.
+
+        True if there was none (or it had lapsed), and also if it was ``holder``'s
+        already: then it is kept afresh from ``now``, so a job run again takes its own
+        mark again. False: another holder's mark stands, and nothing changes.
+        """
+
+    async def mark_holder(self, key: str, now: float) -> str | None:
+        """Who left the mark ``key`` that stands at ``now`` (None: none, or it lapsed)."""
+
+    async def drop_mark(self, key: str, holder: str) -> None:
+        """Remove ``holder``'s mark ``key`` (what it remembers did not happen after all);
+        another holder's is left standing."""
+
+
+class Pulls(Protocol):
+    """What perfbot remembers of each pull request."""
 
     async def get_pull(self, repo_id: int, number: int) -> PullState | None: ...
 
@@ -206,7 +239,9 @@ class Store(Protocol):
     async def forget_repositories(self, repo_ids: list[int]) -> None:
         """Drop every pull state and every measurement of these repositories (uninstalled)."""
 
-    # Installations -------------------------------------------------------------------
+
+class Installations(Protocol):
+    """Installations their owner suspended."""
 
     async def set_suspended(
         self,
@@ -231,7 +266,9 @@ class Store(Protocol):
 
     async def is_suspended(self, installation_id: int) -> bool: ...
 
-    # Measurements --------------------------------------------------------------------
+
+class Measurements(Protocol):
+    """The measurements of every report (``perfbot.store.measurements``)."""
 
     async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
         """Store ``records`` in one transaction; how many rows were new.
@@ -294,6 +331,15 @@ class Store(Protocol):
 
     async def forget_installation(self, installation_id: int) -> None:
         """Drop every measurement recorded under this installation (it was deleted)."""
+
+
+class Store(Deliveries, Queue, Locks, Marks, Pulls, Installations, Measurements, Protocol):
+    """Durable state: every role. Every method is atomic on its own."""
+
+    async def setup(self) -> None:
+        """Create or migrate the schema; safe to call on every start."""
+
+    async def close(self) -> None: ...
 
 
 async def commit_samples(

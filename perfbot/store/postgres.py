@@ -1,7 +1,9 @@
 """The PostgreSQL store: one database shared by several perfbot replicas.
 
-Same semantics as the SQLite store, statement for statement; what differs is how they stay
-correct when several processes claim at once (see ``PostgresStore.claim``).
+The store's logic is written once for both backends (``perfbot.store._core``). What is
+PostgreSQL's own here: the pool of connections and how statements run on it, the claim
+(how claims stay correct when several processes claim at once: ``PostgresStore.claim``),
+a delivery and its job in one statement, and no presence (see ``release_departed``).
 """
 
 from __future__ import annotations
@@ -9,169 +11,94 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
-from urllib.parse import unquote
 
 import psycopg
 from psycopg import AsyncConnection
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from perfbot.errors import PerfbotError
-from perfbot.store._pg_migrations import migrate
-from perfbot.store._rows import (
-    JOB_COLUMNS,
-    insert_measurement,
-    job_from_row,
-    measurement_row,
-    outcome_from_row,
-    pull_from_row,
-    pull_row,
-    select_pull,
-    set_suspended,
-    upsert_pull,
-)
-from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
-from perfbot.store.export import (
-    HistoryQuery,
-    HistoryRow,
-    history_rows,
-    history_sql,
-    repository_known_sql,
-)
-from perfbot.store.measurements import (
-    MAX_PULL_RUNS,
-    RUN_SERIES_COLUMNS,
-    TREND_SIDES,
-    CommitSamples,
-    MeasurementRecord,
-    PullRun,
-    RunSeries,
-    SeriesKey,
-    check_bounds,
-    group_by_commit,
-    run_series,
-    settings_text,
-    storable,
-)
+from perfbot.store._core import SQLStore
+from perfbot.store._migrations import migrate_postgres
+from perfbot.store._pg_url import parse_url, scrub
+from perfbot.store._queue import INSERT_DELIVERY, KEY_BUSY
+from perfbot.store._rows import JOB_COLUMNS, job_from_row
+from perfbot.store._sql import SQL, Params, Row, Steps
+from perfbot.store.base import Job, NewJob
+from perfbot.store.measurements import storable
 
 T = TypeVar("T")
 
 DEFAULT_POOL_SIZE: Final = 8
-# libpq's own timeout for establishing one connection (whole seconds), unless the URL sets
-# connect_timeout itself: an unreachable host fails start-up in seconds, not minutes.
-CONNECT_TIMEOUT_SECONDS: Final = 10
 # How long a call waits for a free pooled connection before it fails.
 POOL_TIMEOUT_SECONDS: Final = 10.0
 CLOSE_TIMEOUT_SECONDS: Final = 5.0
 # Key space (first int4) of pg_try_advisory_xact_lock(int4, int4) for serial keys; the
 # second int4 is the key's hash. Bytes of "pbot".
 SERIAL_KEY_LOCK_SPACE: Final = 0x70626F74
+# Up to this many rows of a bulk write are encoded on the event loop: a thread costs more.
+INLINE_RECORDS: Final = 500
 
-
-# A job of the same serial key, other than j, under a live lease.
-_KEY_BUSY: Final = """
-    EXISTS (
-        SELECT 1 FROM jobs AS o
-        WHERE o.serial_key = j.serial_key AND o.status = 'running'
-            AND o.lease_until >= %(now)s AND o.id <> j.id
-    )
-"""
 
 # j may be claimed: queued and due, or running under an expired lease (its process died).
 _CLAIMABLE: Final = """
-    ((j.status = 'queued' AND j.due_at <= %(now)s)
-        OR (j.status = 'running' AND j.lease_until < %(now)s))
+    ((j.status = 'queued' AND j.due_at <= :now)
+        OR (j.status = 'running' AND j.lease_until < :now))
 """
 
 # Step 1 of a claim: the oldest claimable job whose key looks free, row-locked so no other
 # claimer can take it (SKIP LOCKED: they pass over it to the next one instead of waiting),
 # plus a try for its key's advisory lock. MATERIALIZED keeps the lock attempt to the one
 # row the CTE returns.
-_CANDIDATE: Final = f"""
+_CANDIDATE: Final = SQL(
+    f"""
     WITH candidate AS MATERIALIZED (
         SELECT j.id, j.serial_key FROM jobs AS j
         WHERE j.status IN ('queued', 'running') AND {_CLAIMABLE}
-            AND j.serial_key <> ALL (%(skip)s::text[])
-            AND NOT {_KEY_BUSY}
+            AND j.serial_key <> ALL (:skip::text[])
+            AND NOT {KEY_BUSY}
         ORDER BY j.due_at, j.id
         LIMIT 1
         FOR UPDATE OF j SKIP LOCKED
     )
-    SELECT id, serial_key, pg_try_advisory_xact_lock(%(space)s::integer, hashtext(serial_key))
+    SELECT id, serial_key, pg_try_advisory_xact_lock(:space::integer, hashtext(serial_key))
     FROM candidate
 """
+)
 
 # Step 2, under the key's advisory lock: a new statement, so (READ COMMITTED) a new snapshot
 # that sees every claim committed before the lock was granted. The key is checked again
 # there, and the job taken only if it is still free. (The job itself is checked again too,
 # though its row lock already keeps it from changing: cheap, and safe on its own.)
-_TAKE: Final = f"""
+_TAKE: Final = SQL(
+    f"""
     UPDATE jobs AS j
-    SET status = 'running', lease_owner = %(owner)s, lease_until = %(until)s,
+    SET status = 'running', lease_owner = :owner, lease_until = :until,
         attempts = j.attempts + 1
-    WHERE j.id = %(id)s AND {_CLAIMABLE} AND NOT {_KEY_BUSY}
+    WHERE j.id = :id AND {_CLAIMABLE} AND NOT {KEY_BUSY}
     RETURNING {JOB_COLUMNS}
 """
+)
 
 # A delivery and its job in one statement, hence one transaction and one round trip: the job
 # is inserted only from the delivery row actually inserted, so a repeat stores nothing.
-_RECORD_WITH_JOB: Final = """
+_RECORD_WITH_JOB: Final = SQL(
+    """
     WITH delivery AS (
         INSERT INTO deliveries (id, event, action, received_at)
-        VALUES (%(id)s, %(event)s, %(action)s, %(now)s)
+        VALUES (:id, :event, :action, :now)
         ON CONFLICT (id) DO NOTHING
         RETURNING id
     ), job AS (
         INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,
                           status, attempts, due_at, created_at)
-        SELECT id, %(job_event)s::text, %(payload)s::text, %(serial_key)s::text,
-            %(installation_id)s::bigint, 'queued', 0, %(now)s, %(now)s
+        SELECT id, :job_event::text, :payload::text, :serial_key::text,
+            :installation_id::bigint, 'queued', 0, :now, :now
         FROM delivery
     )
     SELECT count(*) FROM delivery
 """
-
-# Per key (the three arrays, one element each), the %(rows)s newest rows of its series:
-# a LATERAL subquery per key, each a backward range of the measurements_series index, so a
-# report's query reads only the rows it returns.
-_HISTORY: Final = """
-    SELECT k.ord, m.sha, m.samples, m.recorded_at
-    FROM unnest(%(platforms)s::text[], %(metrics)s::text[], %(settings)s::text[])
-        WITH ORDINALITY AS k(platform, metric, settings, ord)
-    CROSS JOIN LATERAL (
-        SELECT s.id, s.sha, s.samples, s.recorded_at FROM measurements AS s
-        WHERE s.repo_id = %(repo)s AND s.platform = k.platform AND s.metric = k.metric
-            AND s.settings = k.settings
-            AND s.run_id IS DISTINCT FROM %(exclude)s::bigint
-            AND (%(forks)s OR NOT s.from_fork)
-        ORDER BY s.recorded_at DESC, s.id DESC
-        LIMIT %(rows)s
-    ) AS m
-    ORDER BY k.ord, m.recorded_at DESC, m.id DESC
-"""
-# The same per key, of one branch's trend rows only (``Store.branch_history``).
-_BRANCH_HISTORY: Final = _HISTORY.replace(
-    "AND s.run_id IS DISTINCT FROM",
-    "AND s.branch = %(branch)s AND s.side = ANY(%(sides)s::text[]) AND s.run_id IS DISTINCT FROM",
 )
-# A PR's head runs, newest first (one row per attempt; ``Store.pull_runs``).
-_PULL_RUNS: Final = """
-    SELECT sha, run_id, run_attempt, MAX(recorded_at) AS at FROM measurements
-    WHERE repo_id = %(repo)s AND pr_number = %(pr)s AND side = 'head'
-    GROUP BY sha, run_id, run_attempt
-    ORDER BY at DESC, run_id DESC, run_attempt DESC
-    LIMIT %(runs)s
-"""
-_INSERT_MEASUREMENT: Final = insert_measurement("%s")
-# Up to this many measurements are encoded on the event loop: a thread costs more.
-INLINE_RECORDS: Final = 500
-# Rows deleted per statement when purging: no statement holds its row locks for long.
-PURGE_BATCH: Final = 5000
-
-_SELECT_PULL: Final = select_pull("%s")
-_SAVE_PULL: Final = upsert_pull("%s")
-_SET_SUSPENDED: Final = set_suspended("%s")
 
 
 class DatabaseUnavailable(PerfbotError, RuntimeError):
@@ -180,12 +107,14 @@ class DatabaseUnavailable(PerfbotError, RuntimeError):
     retryable = True  # a job that met it may well run once the database is back
 
 
-class PostgresStore:
+class PostgresStore(SQLStore):
     """``Store`` on a PostgreSQL database, through a small pool of connections.
 
     Every pooled connection is in autocommit mode: a single statement is its own transaction
     (one round trip), and the few operations needing several statements open one explicitly.
     """
+
+    dialect = "postgres"
 
     def __init__(self, url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> None:
         """Parse ``url`` (``postgresql://`` or ``postgres://``); nothing is connected yet.
@@ -194,20 +123,10 @@ class PostgresStore:
         """
         if pool_size < 1:
             raise ValueError(f"the PostgreSQL pool size must be at least 1, not {pool_size}")
-        url = _normalise_scheme(url)
-        try:
-            params = conninfo_to_dict(url)
-        except psycopg.ProgrammingError as exc:
-            # libpq's reason quotes parts of the URL: every password in it is masked.
-            reason = _scrub(str(exc).strip(), _url_passwords(url))
-            raise ValueError(f"the PostgreSQL URL is not valid: {reason}") from None
-        params.setdefault("connect_timeout", CONNECT_TIMEOUT_SECONDS)
-        # Names perfbot's sessions in pg_stat_activity for the database's operator.
-        params.setdefault("application_name", "perfbot")
-        self._conninfo = make_conninfo("", **params)
-        # Kept to scrub connection errors, in case libpq ever quotes it.
-        self._secrets = {str(params["password"])} if params.get("password") else set()
-        self.where = _describe(params)
+        target = parse_url(url)
+        self._conninfo = target.conninfo
+        self._secrets = target.secrets  # to scrub connection errors, should libpq quote one
+        self.where = target.where
         self._pool_size = pool_size
         self._pool: AsyncConnectionPool[AsyncConnection[TupleRow]] | None = None
         self._closed = False
@@ -232,7 +151,7 @@ class PostgresStore:
         except psycopg.OperationalError as exc:
             raise self._unavailable(exc) from None
         async with conn:
-            await migrate(conn)
+            await migrate_postgres(conn)
         if self._pool is not None:
             return
         pool: AsyncConnectionPool[AsyncConnection[TupleRow]] = AsyncConnectionPool(
@@ -257,7 +176,7 @@ class PostgresStore:
     def _unavailable(self, exc: psycopg.Error) -> DatabaseUnavailable:
         # libpq's message can span lines (a hint: "Is the server running on that host...")
         # and repeats that connecting failed: one sentence for the start-up error.
-        lines = [" ".join(line.split()) for line in _scrub(str(exc), self._secrets).splitlines()]
+        lines = [" ".join(line.split()) for line in scrub(str(exc), self._secrets).splitlines()]
         lines = [line for line in lines if line] or [type(exc).__name__]
         reason = lines[0].removeprefix("connection failed: ")
         if len(lines) > 1:
@@ -292,23 +211,71 @@ class PostgresStore:
                     raise
         raise AssertionError("unreachable")
 
-    async def _execute(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> int:
-        """Run one statement; the number of rows it changed."""
+    # The primitives the shared logic runs on (``SQLBackend``) -------------------------------
+
+    async def _fetch(self, sql: SQL, params: Params) -> list[Row]:
+        statement = sql.compiled("postgres")
+        args = statement.bind(params)
+
+        async def work(conn: AsyncConnection[TupleRow]) -> list[Row]:
+            cur = await conn.execute(statement.text, args)
+            return await cur.fetchall()
+
+        return await self._on_connection(work)
+
+    async def _write(self, sql: SQL, params: Params) -> int:
+        statement = sql.compiled("postgres")
+        args = statement.bind(params)
 
         async def work(conn: AsyncConnection[TupleRow]) -> int:
-            cur = await conn.execute(sql, params)
+            cur = await conn.execute(statement.text, args)
             return cur.rowcount
 
         return await self._on_connection(work)
 
-    async def _fetchone(
-        self, sql: str, params: dict[str, Any] | tuple[Any, ...]
-    ) -> TupleRow | None:
-        async def work(conn: AsyncConnection[TupleRow]) -> TupleRow | None:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchone()
+    async def _write_many(
+        self, sql: SQL, items: Sequence[T], row: Callable[[T], tuple[Any, ...]]
+    ) -> int:
+        text = sql.compiled("postgres").text
+        if len(items) <= INLINE_RECORDS:
+            rows = [row(item) for item in items]
+        else:  # 10,000 rows take a tenth of a second to encode: off the event loop
+            rows = await asyncio.to_thread(lambda: [row(item) for item in items])
+
+        async def work(conn: AsyncConnection[TupleRow]) -> int:
+            async with conn.transaction():
+                cur = conn.cursor()
+                # Pipelined: one round trip for the batch, not one per row; the rowcount
+                # is the sum over the rows (a conflict changes none).
+                await cur.executemany(text, rows)
+                return cur.rowcount
 
         return await self._on_connection(work)
+
+    async def _atomically(self, steps: Steps) -> list[Row]:
+        compiled = []
+        for sql, each in steps:
+            statement = sql.compiled("postgres")
+            compiled.append((statement.text, [statement.bind(params) for params in each]))
+
+        async def work(conn: AsyncConnection[TupleRow]) -> list[Row]:
+            rows: list[Row] = []
+            async with conn.transaction():
+                for text, args in compiled:
+                    if len(args) == 1:
+                        cur = await conn.execute(text, args[0])
+                        rows = await cur.fetchall() if cur.description else []
+                    else:
+                        await conn.cursor().executemany(text, args)
+                        rows = []
+            return rows
+
+        return await self._on_connection(work)
+
+    def _text(self, value: str) -> str:
+        # Text may quote untrusted text (a name from an artifact, a branch in a delivery);
+        # refusing it would leave a delivery unrecorded or a job unfinishable.
+        return storable(value)
 
     # Deliveries and enqueueing -----------------------------------------------------------------
 
@@ -319,63 +286,23 @@ class PostgresStore:
         # several connections side by side, and each delivery is a single statement.
         # Text from a (signed) delivery may hold NUL characters, which PostgreSQL's text
         # cannot: replaced, so that the delivery is stored rather than answered with a 500.
+        text = self._text
         params: dict[str, Any] = {
-            "id": _storable(delivery_id),
-            "event": _storable(event),
-            "action": None if action is None else _storable(action),
+            "id": text(delivery_id),
+            "event": text(event),
+            "action": None if action is None else text(action),
             "now": now,
         }
         if job is None:
-            inserted = await self._execute(
-                "INSERT INTO deliveries (id, event, action, received_at)"
-                " VALUES (%(id)s, %(event)s, %(action)s, %(now)s) ON CONFLICT (id) DO NOTHING",
-                params,
-            )
-            return inserted > 0
+            return await self._write(INSERT_DELIVERY, params) > 0
         params |= {
-            "job_event": _storable(job.event),
-            "payload": _storable(job.payload),
-            "serial_key": _storable(job.serial_key),
+            "job_event": text(job.event),
+            "payload": text(job.payload),
+            "serial_key": text(job.serial_key),
             "installation_id": job.installation_id,
         }
-        row = await self._fetchone(_RECORD_WITH_JOB, params)
-        assert row is not None  # count(*) always returns a row
-        return bool(row[0])
-
-    async def delivery_seen(self, delivery_id: str) -> bool:
-        row = await self._fetchone("SELECT 1 FROM deliveries WHERE id = %s", (delivery_id,))
-        return row is not None
-
-    async def claim_redelivery(self, guid: str, now: float) -> bool:
-        # The primary key makes racing inserts wait for each other: exactly one inserts.
-        inserted = await self._execute(
-            "INSERT INTO redeliveries (guid, claimed_at) VALUES (%s, %s)"
-            " ON CONFLICT (guid) DO NOTHING",
-            (guid, now),
-        )
-        return inserted > 0
-
-    async def release_redelivery(self, guid: str) -> None:
-        await self._execute("DELETE FROM redeliveries WHERE guid = %s", (guid,))
-
-    async def last_sweep(self) -> SweepRecord | None:
-        row = await self._fetchone(
-            "SELECT started_at, cursor FROM redelivery_sweep WHERE id = 1", ()
-        )
-        return None if row is None else SweepRecord(started_at=row[0], cursor=row[1])
-
-    async def sweep_started(self, now: float) -> None:
-        await self._execute(
-            "INSERT INTO redelivery_sweep (id, started_at) VALUES (1, %s)"
-            " ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at",
-            (now,),
-        )
-
-    async def sweep_finished(self, cursor: float) -> None:
-        # GREATEST ignores a NULL: the first cursor is taken as it is.
-        await self._execute(
-            "UPDATE redelivery_sweep SET cursor = GREATEST(cursor, %s) WHERE id = 1", (cursor,)
-        )
+        (count,) = (await self._fetch(_RECORD_WITH_JOB, params))[0]  # count(*): one row
+        return bool(count)
 
     # The queue ----------------------------------------------------------------------------------
 
@@ -401,19 +328,20 @@ class PostgresStore:
             "until": now + lease_seconds,
             "space": SERIAL_KEY_LOCK_SPACE,
         }
+        find, take = _CANDIDATE.compiled("postgres"), _TAKE.compiled("postgres")
 
         async def work(conn: AsyncConnection[TupleRow]) -> Job | None:
             skip: list[str] = []  # keys busy or being claimed by someone else right now
             async with conn.transaction():
                 # Each round either returns or adds a key to skip: it ends.
                 while True:
-                    cur = await conn.execute(_CANDIDATE, params | {"skip": skip})
+                    cur = await conn.execute(find.text, find.bind(params | {"skip": skip}))
                     candidate = await cur.fetchone()
                     if candidate is None:
                         return None
                     job_id, serial_key, locked = candidate
                     if locked:
-                        cur = await conn.execute(_TAKE, params | {"id": job_id})
+                        cur = await conn.execute(take.text, take.bind(params | {"id": job_id}))
                         taken = await cur.fetchone()
                         if taken is not None:
                             return job_from_row(taken)
@@ -430,351 +358,3 @@ class PostgresStore:
 
     async def release_departed(self) -> list[str]:
         return []
-
-    async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
-        # Only a live lease is extended: once it has expired another job of the serial key
-        # may have started, so the caller must stop rather than carry on beside it.
-        changed = await self._execute(
-            "UPDATE jobs SET lease_until = %s"
-            " WHERE id = %s AND status = 'running' AND lease_owner = %s AND lease_until >= %s",
-            (now + lease_seconds, job_id, owner, now),
-        )
-        return changed > 0
-
-    # complete, retry_later and give_up accept an expired lease nobody took over: the work
-    # was done (or failed) all the same, and running it again would gain nothing.
-
-    async def complete(
-        self, job_id: int, owner: str, now: float, reason: str | None = None
-    ) -> None:
-        await self._execute(
-            "UPDATE jobs SET status = 'done', finished_at = %s, reason = %s"
-            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
-            (now, None if reason is None else _storable(reason), job_id, owner),
-        )
-
-    async def retry_later(
-        self, job_id: int, owner: str, due_at: float, error: str, now: float
-    ) -> None:
-        await self._execute(
-            "UPDATE jobs SET status = 'queued', due_at = %s, last_error = %s,"
-            " lease_owner = NULL, lease_until = NULL"
-            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
-            (due_at, _storable(error), job_id, owner),
-        )
-
-    async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None:
-        await self._execute(
-            "UPDATE jobs SET status = 'failed', last_error = %s, finished_at = %s"
-            " WHERE id = %s AND status = 'running' AND lease_owner = %s",
-            (_storable(error), now, job_id, owner),
-        )
-
-    async def queue_depth(self, now: float) -> int:
-        row = await self._fetchone(
-            "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')", ()
-        )
-        assert row is not None
-        return int(row[0])
-
-    async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
-        row = await self._fetchone(
-            "SELECT status, attempts, last_error, reason FROM jobs WHERE delivery_id = %s"
-            " ORDER BY id DESC LIMIT 1",
-            (delivery_id,),
-        )
-        return None if row is None else outcome_from_row(row)
-
-    # Locks -------------------------------------------------------------------------------------
-
-    async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
-        # A lock is held while expires_at >= now, like a lease. An upsert is atomic in
-        # PostgreSQL: two processes racing for a free key cannot both insert it.
-        changed = await self._execute(
-            "INSERT INTO locks (key, owner, expires_at) VALUES (%s, %s, %s)"
-            " ON CONFLICT (key) DO UPDATE"
-            " SET owner = excluded.owner, expires_at = excluded.expires_at"
-            " WHERE locks.owner = excluded.owner OR locks.expires_at < %s",
-            (key, owner, now + ttl_seconds, now),
-        )
-        return changed > 0
-
-    async def unlock(self, key: str, owner: str) -> None:
-        await self._execute("DELETE FROM locks WHERE key = %s AND owner = %s", (key, owner))
-
-    async def lock_holder(self, key: str, now: float) -> str | None:
-        row = await self._fetchone(
-            "SELECT owner FROM locks WHERE key = %s AND expires_at >= %s", (key, now)
-        )
-        return None if row is None else str(row[0])
-
-    # Pull-request state --------------------------------------------------------------------------
-
-    async def get_pull(self, repo_id: int, number: int) -> PullState | None:
-        row = await self._fetchone(_SELECT_PULL, (repo_id, number))
-        return None if row is None else pull_from_row(row)
-
-    async def save_pull(self, state: PullState) -> None:
-        await self._execute(_SAVE_PULL, pull_row(state))
-
-    async def forget_repositories(self, repo_ids: list[int]) -> None:
-        if not repo_ids:
-            return
-        # One statement (so one transaction) for both tables.
-        await self._execute(
-            "WITH pulls_gone AS (DELETE FROM pulls WHERE repo_id = ANY (%(ids)s::bigint[]))"
-            " DELETE FROM measurements WHERE repo_id = ANY (%(ids)s::bigint[])",
-            {"ids": repo_ids},
-        )
-
-    # Installations -----------------------------------------------------------------------------
-
-    async def set_suspended(
-        self,
-        installation_id: int,
-        suspended: bool,
-        now: float,
-        event_time: float | None = None,
-        *,
-        final: bool = False,
-    ) -> bool:
-        at = now if event_time is None else event_time
-        params = (installation_id, suspended or final, final, at, now)
-
-        async def work(conn: AsyncConnection[TupleRow]) -> bool:
-            async with conn.transaction():
-                await conn.execute(_SET_SUSPENDED, params)
-                # A statement of its own, so that (READ COMMITTED) it sees the state a
-                # racing event committed when this one's upsert left the row alone.
-                cur = await conn.execute(
-                    "SELECT suspended FROM installation_states WHERE id = %s", (installation_id,)
-                )
-                row = await cur.fetchone()
-            return row is not None and bool(row[0])
-
-        return await self._on_connection(work)
-
-    async def is_suspended(self, installation_id: int) -> bool:
-        row = await self._fetchone(
-            "SELECT 1 FROM installation_states WHERE id = %s AND suspended", (installation_id,)
-        )
-        return row is not None
-
-    # Measurements ------------------------------------------------------------------------------
-
-    async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
-        if not records:
-            return 0
-        if len(records) <= INLINE_RECORDS:
-            rows = _measurement_rows(records)
-        else:  # 10,000 rows take a tenth of a second to encode: off the event loop
-            rows = await asyncio.to_thread(_measurement_rows, records)
-
-        async def work(conn: AsyncConnection[TupleRow]) -> int:
-            inserted = 0
-            async with conn.transaction():
-                cur = conn.cursor()
-                # Pipelined: one round trip for the batch, not one per row. Each row's
-                # RETURNING says whether it was new (a conflict returns nothing).
-                await cur.executemany(_INSERT_MEASUREMENT + " RETURNING 1", rows, returning=True)
-                while True:
-                    inserted += len(await cur.fetchall())
-                    if not cur.nextset():
-                        break
-            return inserted
-
-        return await self._on_connection(work)
-
-    async def measurement_history(
-        self,
-        repo_id: int,
-        keys: Sequence[SeriesKey],
-        *,
-        exclude_run_id: int | None,
-        max_commits: int,
-        max_rows: int,
-        include_forks: bool = False,
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        check_bounds(max_commits, max_rows)
-        unique = list(dict.fromkeys(keys))
-        if not unique:
-            return {}
-        params: dict[str, Any] = {
-            "platforms": [storable(k.platform) for k in unique],
-            "metrics": [storable(k.metric) for k in unique],
-            "settings": [settings_text(k.settings) for k in unique],
-            "repo": repo_id,
-            "exclude": exclude_run_id,
-            "forks": include_forks,
-            "rows": max_rows,
-        }
-        return await self._history(_HISTORY, params, unique, max_commits)
-
-    async def branch_history(
-        self,
-        repo_id: int,
-        branch: str,
-        keys: Sequence[SeriesKey],
-        *,
-        max_commits: int,
-        max_rows: int,
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        check_bounds(max_commits, max_rows)
-        unique = list(dict.fromkeys(keys))
-        if not unique:
-            return {}
-        params: dict[str, Any] = {
-            "platforms": [storable(k.platform) for k in unique],
-            "metrics": [storable(k.metric) for k in unique],
-            "settings": [settings_text(k.settings) for k in unique],
-            "repo": repo_id,
-            "branch": storable(branch),
-            "sides": list(TREND_SIDES),
-            "exclude": None,
-            "forks": False,  # a fork's author wrote its base side too: never a trend
-            "rows": max_rows,
-        }
-        return await self._history(_BRANCH_HISTORY, params, unique, max_commits)
-
-    async def _history(
-        self, sql: str, params: dict[str, Any], unique: list[SeriesKey], max_commits: int
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall()
-
-        per_key: dict[int, list[tuple[str, str, float]]] = {}
-        for ordinal, sha, samples, recorded_at in await self._on_connection(work):
-            per_key.setdefault(int(ordinal) - 1, []).append((sha, samples, recorded_at))
-        return {
-            key: group_by_commit(per_key.get(index, ()), max_commits)
-            for index, key in enumerate(unique)
-        }
-
-    async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
-        if not 1 <= max_runs <= MAX_PULL_RUNS:
-            raise ValueError(f"max_runs must be from 1 to {MAX_PULL_RUNS}, not {max_runs}")
-        params = {"repo": repo_id, "pr": pr_number, "runs": max_runs}
-
-        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(_PULL_RUNS, params)
-            return await cur.fetchall()
-
-        rows = await self._on_connection(work)
-        return [PullRun(str(sha), int(run), int(att), float(at)) for sha, run, att, at in rows]
-
-    async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
-        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(
-                f"SELECT {RUN_SERIES_COLUMNS} FROM measurements"
-                " WHERE repo_id = %s AND run_id = %s AND run_attempt = %s",
-                (repo_id, run_id, attempt),
-            )
-            return await cur.fetchall()
-
-        return [run_series(row) for row in await self._on_connection(work)]
-
-    async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
-        sql, params = history_sql(query, lambda name: f"%({name})s", "postgres")
-
-        async def work(conn: AsyncConnection[TupleRow]) -> list[TupleRow]:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall()
-
-        return history_rows(await self._on_connection(work))
-
-    async def has_measurements(self, repo_full_name: str) -> bool:
-        sql = repository_known_sql(lambda name: f"%({name})s")
-
-        async def work(conn: AsyncConnection[TupleRow]) -> bool:
-            cur = await conn.execute(sql, {"repo": repo_full_name})
-            return await cur.fetchone() is not None
-
-        return await self._on_connection(work)
-
-    async def purge_measurements(self, before: float) -> int:
-        return await self._delete_in_batches(
-            "DELETE FROM measurements WHERE id = ANY (ARRAY("
-            "SELECT id FROM measurements WHERE recorded_at < %s ORDER BY recorded_at LIMIT %s))",
-            before,
-        )
-
-    async def forget_installation(self, installation_id: int) -> None:
-        await self._delete_in_batches(
-            "DELETE FROM measurements WHERE id = ANY (ARRAY("
-            "SELECT id FROM measurements WHERE installation_id = %s LIMIT %s))",
-            installation_id,
-        )
-
-    async def _delete_in_batches(self, sql: str, value: float) -> int:
-        """Run a batch-limited DELETE until it deletes less than a batch; rows deleted.
-
-        The ids are looked up by primary key (``= ANY (ARRAY(...))``), and a purge's
-        subquery is ordered by ``recorded_at``, so that it walks that index from the oldest
-        row and stops at the first one to keep, whatever the planner's statistics say:
-        unordered, on a freshly loaded table, a purge with nothing to purge read the whole
-        table (50-250 ms for 400,000 rows, ``bench/measurements.py``; 0.2 ms ordered).
-        """
-        deleted = 0
-        while True:
-            count = await self._execute(sql, (value, PURGE_BATCH))
-            deleted += count
-            if count < PURGE_BATCH:
-                return deleted
-
-
-def _measurement_rows(records: Sequence[MeasurementRecord]) -> list[tuple[Any, ...]]:
-    return [measurement_row(record) for record in records]
-
-
-def _storable(error: str) -> str:
-    """``error`` without NUL characters, which PostgreSQL's text cannot hold.
-
-    An error message may quote untrusted text (a name from an artifact); refusing it would
-    leave its job unfinishable, taken over and failing again at every lease expiry.
-    """
-    return error.replace("\x00", "\N{REPLACEMENT CHARACTER}")
-
-
-def _normalise_scheme(url: str) -> str:
-    """``postgres://`` and SQLAlchemy's ``postgresql+driver://`` as libpq's ``postgresql://``."""
-    scheme, sep, rest = url.partition("://")
-    if sep and scheme.split("+")[0].lower() in ("postgresql", "postgres"):
-        return f"postgresql://{rest}"
-    return url
-
-
-def _describe(params: dict[str, Any]) -> str:
-    """``user@host:port/dbname`` for messages: what the operator needs, never the password."""
-    user = params.get("user")
-    host = params.get("host") or params.get("hostaddr") or "localhost"
-    port = params.get("port")
-    where = f"{user}@{host}" if user else str(host)
-    if port:
-        where += f":{port}"
-    return f"{where}/{params.get('dbname') or user or ''}"
-
-
-def _url_passwords(url: str) -> set[str]:
-    """Every password ``url`` may carry — after ``user:`` and in ``password=`` query
-    parameters — as written, decoded and unquoted, even in a URL too broken to parse."""
-    rest = url.partition("://")[2]
-    found = [rest.rpartition("@")[0].partition(":")[2]]
-    for parameter in rest.partition("?")[2].split("&"):
-        name, _, value = parameter.partition("=")
-        if unquote(name).strip().lower() == "password":
-            found.append(value)
-    variants = {v for raw in found for v in (raw, unquote(raw), raw.strip("'\""))}
-    return variants | {v.strip("'\"") for v in variants} - {""}
-
-
-def _scrub(message: str, secrets: set[str]) -> str:
-    """``message`` with every one of ``secrets`` replaced by ``***``.
-
-    libpq's messages are not known to quote a password, but a malformed URL is quoted in
-    part ("invalid percent-encoded token"), so nothing is left to chance.
-    """
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            message = message.replace(secret, "***")
-    return message

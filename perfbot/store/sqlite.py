@@ -1,89 +1,54 @@
 """The SQLite store: one file, safe to share between processes.
 
 SQL runs on one worker thread, except the writing of deliveries, which runs on the event
-loop's own thread whenever it can do so without waiting.
+loop's own thread whenever it can do so without waiting (``perfbot.store._group_commit``).
+What is SQLite's own here: the thread and its connection, the claim, and the processes'
+presence (``perfbot.store.presence``); the rest is written once for both backends
+(``perfbot.store._core``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
+from perfbot.store._core import SQLStore
+from perfbot.store._group_commit import GroupCommit, immediate
 from perfbot.store._migrations import migrate
-from perfbot.store._rows import (
-    JOB_COLUMNS,
-    insert_measurement,
-    job_from_row,
-    measurement_row,
-    outcome_from_row,
-    pull_from_row,
-    pull_row,
-    select_pull,
-    set_suspended,
-    upsert_pull,
+from perfbot.store._queue import (
+    DROP_LOCKS_OF,
+    EXPIRE_LEASES_OF,
+    KEY_BUSY,
 )
-from perfbot.store.base import Job, JobOutcome, NewJob, PullState, SweepRecord
-from perfbot.store.export import (
-    HistoryQuery,
-    HistoryRow,
-    history_rows,
-    history_sql,
-    repository_known_sql,
-)
-from perfbot.store.measurements import (
-    MAX_PULL_RUNS,
-    RUN_SERIES_COLUMNS,
-    TREND_SIDES,
-    CommitSamples,
-    MeasurementRecord,
-    PullRun,
-    RunSeries,
-    SeriesKey,
-    check_bounds,
-    group_by_commit,
-    run_series,
-    settings_text,
-    storable,
-)
+from perfbot.store._rows import JOB_COLUMNS, job_from_row
+from perfbot.store._sql import SQL, Params, Row, Steps
+from perfbot.store.base import Job, NewJob
 from perfbot.store.presence import Presence
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS: Final = 5000
-# The loop's connection hands the WAL to the thread for a checkpoint this often.
-CHECKPOINT_EVERY_COMMITS: Final = 200
 
-
-# A job of the same serial key, other than j, under a live lease.
-_KEY_BUSY: Final = """
-    EXISTS (
-        SELECT 1 FROM jobs AS o
-        WHERE o.serial_key = j.serial_key AND o.status = 'running'
-            AND o.lease_until >= :now AND o.id != j.id
-    )
-"""
 
 # Each branch walks the (status, due_at) index in order and stops at its first free job, so
 # a claim does not read every queued row; the outer ORDER BY picks the older of the two.
-_CLAIM: Final = f"""
+_CLAIM: Final = SQL(
+    f"""
     WITH candidate AS (
         SELECT id, due_at FROM (
             SELECT j.id, j.due_at FROM jobs AS j
-            WHERE j.status = 'queued' AND j.due_at <= :now AND NOT {_KEY_BUSY}
+            WHERE j.status = 'queued' AND j.due_at <= :now AND NOT {KEY_BUSY}
             ORDER BY j.due_at, j.id LIMIT 1
         )
         UNION ALL
         SELECT id, due_at FROM (
             SELECT j.id, j.due_at FROM jobs AS j
-            WHERE j.status = 'running' AND j.lease_until < :now AND NOT {_KEY_BUSY}
+            WHERE j.status = 'running' AND j.lease_until < :now AND NOT {KEY_BUSY}
             ORDER BY j.due_at, j.id LIMIT 1
         )
         ORDER BY due_at, id LIMIT 1
@@ -94,71 +59,29 @@ _CLAIM: Final = f"""
     WHERE id = (SELECT id FROM candidate)
     RETURNING {JOB_COLUMNS}
 """
-
-# Per key (one element of the JSON array :keys, [platform, metric, settings text]), the
-# :rows newest rows of its series: a correlated subquery per key, each a backward range of
-# the measurements_series index, so a report's query reads only the rows it returns.
-_HISTORY: Final = """
-    SELECT k.key, m.sha, m.samples, m.recorded_at
-    FROM json_each(:keys) AS k
-    JOIN measurements AS m ON m.id IN (
-        SELECT id FROM measurements
-        WHERE repo_id = :repo
-            AND platform = json_extract(k.value, '$[0]')
-            AND metric = json_extract(k.value, '$[1]')
-            AND settings = json_extract(k.value, '$[2]')
-            AND run_id IS NOT :exclude AND (:forks OR from_fork = 0)
-        ORDER BY recorded_at DESC, id DESC
-        LIMIT :rows
-    )
-    ORDER BY k.key, m.recorded_at DESC, m.id DESC
-"""
-# The same per key, of one branch's trend rows only (``Store.branch_history``).
-_BRANCH_HISTORY: Final = _HISTORY.replace(
-    "AND run_id IS NOT :exclude",
-    f"AND branch = :branch AND side IN {TREND_SIDES!r} AND run_id IS NOT :exclude",
 )
-# A PR's head runs, newest first (one row per attempt; ``Store.pull_runs``).
-_PULL_RUNS: Final = """
-    SELECT sha, run_id, run_attempt, MAX(recorded_at) AS at FROM measurements
-    WHERE repo_id = :repo AND pr_number = :pr AND side = 'head'
-    GROUP BY sha, run_id, run_attempt
-    ORDER BY at DESC, run_id DESC, run_attempt DESC
-    LIMIT :runs
-"""
-_INSERT_MEASUREMENT: Final = insert_measurement("?")
-# Rows deleted per transaction when purging: the write lock is never held for long.
-PURGE_BATCH: Final = 5000
-
-_SELECT_PULL: Final = select_pull("?")
-_UPSERT_PULL: Final = upsert_pull("?")
-_SET_SUSPENDED: Final = set_suspended("?")
 
 
-class SQLiteStore:
+class SQLiteStore(SQLStore):
     """``Store`` on a SQLite file (or ``":memory:"``).
 
     sqlite3 connections belong to the thread that opened them and block while they wait, so
     one dedicated thread owns the connection and runs every statement; coroutines only await
     it. The one exception is ``record_delivery``, on the hot path of every webhook: see
-    ``_flush_deliveries``. Every write is its own BEGIN IMMEDIATE transaction, which takes
+    ``perfbot.store._group_commit``. Every write is its own BEGIN IMMEDIATE transaction, which takes
     SQLite's write lock up front: processes sharing the file serialise their writes (waiting
     up to the busy timeout) instead of failing half-way through one.
     """
+
+    dialect = "sqlite"
 
     def __init__(self, path: str) -> None:
         self._path = path
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perfbot-sqlite")
         self._conn: sqlite3.Connection | None = None  # touched on the worker thread only
         self._closed = False
-        self._pending: list[_PendingDelivery] = []
-        self._flush_scheduled = False
         # Deliveries are written on the event loop's thread, through its own connection.
-        self._loop_conn: sqlite3.Connection | None = None
-        self._loop_thread: int | None = None
-        self._loop_commits = 0
-        self._checkpointing = False
-        self._background: set[asyncio.Task[None]] = set()
+        self._deliveries = GroupCommit(path, self._run)
         # Which processes on this file are alive (a ":memory:" database has one).
         self._presence = None if path == ":memory:" else Presence(path)
 
@@ -191,6 +114,28 @@ class SQLiteStore:
             self._conn.close()
             self._conn = None
 
+    # The primitives the shared logic runs on (``SQLBackend``), each a job for the thread.
+
+    async def _fetch(self, sql: SQL, params: Params) -> list[Row]:
+        statement = sql.compiled("sqlite")
+        return await self._run(_rows_of, statement.text, statement.bind(params))
+
+    async def _write(self, sql: SQL, params: Params) -> int:
+        statement = sql.compiled("sqlite")
+        return await self._run(_write_one, statement.text, statement.bind(params))
+
+    async def _write_many(
+        self, sql: SQL, items: Sequence[T], row: Callable[[T], tuple[Any, ...]]
+    ) -> int:
+        return await self._run(_write_rows, sql.compiled("sqlite").text, items, row)
+
+    async def _atomically(self, steps: Steps) -> list[Row]:
+        compiled = []
+        for sql, each in steps:
+            statement = sql.compiled("sqlite")
+            compiled.append((statement.text, [statement.bind(params) for params in each]))
+        return await self._run(_run_steps, compiled)
+
     async def setup(self) -> None:
         await self._run(_setup)
 
@@ -198,9 +143,7 @@ class SQLiteStore:
         if self._closed:
             return
         self._closed = True
-        if self._loop_conn is not None:
-            self._loop_conn.close()
-            self._loop_conn = None
+        self._deliveries.close()
         # Straight to the executor: _run would open a connection only to close it.
         await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
         if self._presence is not None:
@@ -211,124 +154,13 @@ class SQLiteStore:
     async def record_delivery(
         self, delivery_id: str, event: str, action: str | None, job: NewJob | None, now: float
     ) -> bool:
-        # Group commit: the deliveries read in one turn of the event loop are written in
-        # one transaction. Each caller still hears back only after its delivery is
-        # committed, but a burst costs one transaction instead of one per delivery.
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[bool] = loop.create_future()
-        self._pending.append(((delivery_id, event, action, job, now), future))
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            loop.call_soon(self._flush_deliveries)
-        return await future
-
-    def _flush_deliveries(self) -> None:
-        """Write the pending deliveries on the event loop's own connection, or else the thread's.
-
-        Why on the loop: the batch is a few short inserts, and a commit in WAL with
-        synchronous=NORMAL does not sync. Handed to the store's thread, the loop and the
-        thread took turns at the GIL for every row bound, and ingest ran at two thirds of
-        the rate (``bench/ingest.py``). The loop's connection never waits for SQLite's
-        write lock: when another connection holds it, the batch goes to the thread, which
-        does wait.
-        """
-        self._flush_scheduled = False
-        batch, self._pending = self._pending, []
-        rows = [item for item, _ in batch]
-        try:
-            conn = self._loop_connection()
-            results = None if conn is None else _record_deliveries(conn, rows)
-        except sqlite3.OperationalError as exc:
-            if not _is_busy(exc):
-                _settle(batch, exc)
-                return
-            results = None
-        except Exception as exc:
-            _settle(batch, exc)
-            return
-        if results is None:
-            task = asyncio.get_running_loop().create_task(self._flush_on_thread(batch))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-            return
-        _settle(batch, results)
-        self._loop_commits += 1
-        if self._loop_commits % CHECKPOINT_EVERY_COMMITS == 0:
-            self._checkpoint_soon()
-
-    async def _flush_on_thread(self, batch: list[_PendingDelivery]) -> None:
-        try:
-            results = await self._run(_record_deliveries, [item for item, _ in batch])
-        except Exception as exc:
-            _settle(batch, exc)
-        else:
-            _settle(batch, results)
-
-    def _loop_connection(self) -> sqlite3.Connection | None:
-        """The event loop thread's connection, or None where there can't be one."""
-        if self._closed or self._path == ":memory:":
-            return None  # a second connection to ":memory:" would be another database
-        if self._loop_conn is None:
-            self._loop_conn = _connect_for_loop(self._path)
-            self._loop_thread = threading.get_ident()
-        elif self._loop_thread != threading.get_ident():
-            return None  # a store used from a second loop's thread: sqlite3 forbids it
-        return self._loop_conn
-
-    def _checkpoint_soon(self) -> None:
-        # The loop's connection leaves the WAL to grow (a checkpoint syncs the file); the
-        # thread copies it back into the database without blocking writers.
-        if self._checkpointing or self._closed:
-            return
-        self._checkpointing = True
-
-        async def checkpoint() -> None:
-            try:
-                await self._run(_checkpoint)
-            except Exception:
-                pass  # the next checkpoint, or the thread's own automatic one, catches up
-            finally:
-                self._checkpointing = False
-
-        task = asyncio.get_running_loop().create_task(checkpoint())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def delivery_seen(self, delivery_id: str) -> bool:
-        return await self._run(_exists, "SELECT 1 FROM deliveries WHERE id = ?", (delivery_id,))
-
-    async def claim_redelivery(self, guid: str, now: float) -> bool:
-        return await self._run(
-            _write_owned,
-            "INSERT INTO redeliveries (guid, claimed_at) VALUES (?, ?)"
-            " ON CONFLICT (guid) DO NOTHING",
-            (guid, now),
-        )
-
-    async def release_redelivery(self, guid: str) -> None:
-        await self._run(_write_owned, "DELETE FROM redeliveries WHERE guid = ?", (guid,))
-
-    async def last_sweep(self) -> SweepRecord | None:
-        return await self._run(_last_sweep)
-
-    async def sweep_started(self, now: float) -> None:
-        await self._run(
-            _write_owned,
-            "INSERT INTO redelivery_sweep (id, started_at) VALUES (1, ?)"
-            " ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at",
-            (now,),
-        )
-
-    async def sweep_finished(self, cursor: float) -> None:
-        # SQLite's two-argument MAX() is NULL if either is: hence the COALESCE.
-        await self._run(
-            _write_owned,
-            "UPDATE redelivery_sweep SET cursor = MAX(COALESCE(cursor, ?), ?) WHERE id = 1",
-            (cursor, cursor),
-        )
+        # On the hot path of every webhook: a burst is one transaction (_group_commit).
+        return await self._deliveries.record((delivery_id, event, action, job, now))
 
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
-        return await self._run(_claim, owner, lease_seconds, now)
+        params = {"now": now, "owner": owner, "until": now + lease_seconds}
+        rows = await self._atomically([(_CLAIM, [params])])
+        return job_from_row(rows[0]) if rows else None
 
     async def announce(self, owner_prefix: str) -> None:
         if self._presence is not None:
@@ -342,221 +174,6 @@ class SQLiteStore:
     def _presence_of(self) -> Presence:
         assert self._presence is not None
         return self._presence
-
-    async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
-        # Only a live lease is extended: once it has expired another job of the serial key
-        # may have started, so the caller must stop rather than carry on beside it.
-        return await self._run(
-            _write_owned,
-            "UPDATE jobs SET lease_until = ?"
-            " WHERE id = ? AND status = 'running' AND lease_owner = ? AND lease_until >= ?",
-            (now + lease_seconds, job_id, owner, now),
-        )
-
-    # complete, retry_later and give_up accept an expired lease nobody took over: the work
-    # was done (or failed) all the same, and running it again would gain nothing.
-
-    async def complete(
-        self, job_id: int, owner: str, now: float, reason: str | None = None
-    ) -> None:
-        await self._run(
-            _write_owned,
-            "UPDATE jobs SET status = 'done', finished_at = ?, reason = ?"
-            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
-            (now, reason, job_id, owner),
-        )
-
-    async def retry_later(
-        self, job_id: int, owner: str, due_at: float, error: str, now: float
-    ) -> None:
-        await self._run(
-            _write_owned,
-            "UPDATE jobs SET status = 'queued', due_at = ?, last_error = ?,"
-            " lease_owner = NULL, lease_until = NULL"
-            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
-            (due_at, error, job_id, owner),
-        )
-
-    async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None:
-        await self._run(
-            _write_owned,
-            "UPDATE jobs SET status = 'failed', last_error = ?, finished_at = ?"
-            " WHERE id = ? AND status = 'running' AND lease_owner = ?",
-            (error, now, job_id, owner),
-        )
-
-    async def queue_depth(self, now: float) -> int:
-        return await self._run(_queue_depth)
-
-    async def job_outcome(self, delivery_id: str) -> JobOutcome | None:
-        return await self._run(_job_outcome, delivery_id)
-
-    async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
-        # A lock is held while expires_at >= now, like a lease.
-        return await self._run(
-            _write_owned,
-            "INSERT INTO locks (key, owner, expires_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (key) DO UPDATE"
-            " SET owner = excluded.owner, expires_at = excluded.expires_at"
-            " WHERE locks.owner = excluded.owner OR locks.expires_at < ?",
-            (key, owner, now + ttl_seconds, now),
-        )
-
-    async def unlock(self, key: str, owner: str) -> None:
-        await self._run(_write_owned, "DELETE FROM locks WHERE key = ? AND owner = ?", (key, owner))
-
-    async def lock_holder(self, key: str, now: float) -> str | None:
-        rows = await self._run(
-            _fetch,
-            "SELECT owner FROM locks WHERE key = :key AND expires_at >= :now",
-            {"key": key, "now": now},
-        )
-        return str(rows[0][0]) if rows else None
-
-    async def get_pull(self, repo_id: int, number: int) -> PullState | None:
-        return await self._run(_get_pull, repo_id, number)
-
-    async def save_pull(self, state: PullState) -> None:
-        await self._run(_save_pull, state)
-
-    async def forget_repositories(self, repo_ids: list[int]) -> None:
-        await self._run(_forget_repositories, repo_ids)
-
-    async def set_suspended(
-        self,
-        installation_id: int,
-        suspended: bool,
-        now: float,
-        event_time: float | None = None,
-        *,
-        final: bool = False,
-    ) -> bool:
-        at = now if event_time is None else event_time
-        params = (installation_id, suspended or final, final, at, now)
-        return await self._run(_set_suspended, params)
-
-    async def is_suspended(self, installation_id: int) -> bool:
-        return await self._run(
-            _exists,
-            "SELECT 1 FROM installation_states WHERE id = ? AND suspended = 1",
-            (installation_id,),
-        )
-
-    async def record_measurements(self, records: Sequence[MeasurementRecord]) -> int:
-        if not records:
-            return 0
-        return await self._run(_record_measurements, records)
-
-    async def measurement_history(
-        self,
-        repo_id: int,
-        keys: Sequence[SeriesKey],
-        *,
-        exclude_run_id: int | None,
-        max_commits: int,
-        max_rows: int,
-        include_forks: bool = False,
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        check_bounds(max_commits, max_rows)
-        unique = list(dict.fromkeys(keys))
-        if not unique:
-            return {}
-        params = {
-            "keys": json.dumps(
-                [
-                    [storable(k.platform), storable(k.metric), settings_text(k.settings)]
-                    for k in unique
-                ],
-                ensure_ascii=False,
-            ),
-            "repo": repo_id,
-            "exclude": exclude_run_id,
-            "forks": include_forks,
-            "rows": max_rows,
-        }
-        return await self._history(_HISTORY, params, unique, max_commits)
-
-    async def branch_history(
-        self,
-        repo_id: int,
-        branch: str,
-        keys: Sequence[SeriesKey],
-        *,
-        max_commits: int,
-        max_rows: int,
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        check_bounds(max_commits, max_rows)
-        unique = list(dict.fromkeys(keys))
-        if not unique:
-            return {}
-        params = {
-            "keys": json.dumps(
-                [
-                    [storable(k.platform), storable(k.metric), settings_text(k.settings)]
-                    for k in unique
-                ],
-                ensure_ascii=False,
-            ),
-            "repo": repo_id,
-            "branch": storable(branch),
-            "exclude": None,
-            "forks": False,  # a fork's author wrote its base side too: never a trend
-            "rows": max_rows,
-        }
-        return await self._history(_BRANCH_HISTORY, params, unique, max_commits)
-
-    async def _history(
-        self, sql: str, params: dict[str, Any], unique: list[SeriesKey], max_commits: int
-    ) -> dict[SeriesKey, list[CommitSamples]]:
-        rows = await self._run(_fetch, sql, params)
-        per_key: dict[int, list[tuple[str, str, float]]] = {}
-        for index, sha, samples, recorded_at in rows:
-            per_key.setdefault(index, []).append((sha, samples, recorded_at))
-        return {
-            key: group_by_commit(per_key.get(index, ()), max_commits)
-            for index, key in enumerate(unique)
-        }
-
-    async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
-        if not 1 <= max_runs <= MAX_PULL_RUNS:
-            raise ValueError(f"max_runs must be from 1 to {MAX_PULL_RUNS}, not {max_runs}")
-        rows = await self._run(
-            _fetch, _PULL_RUNS, {"repo": repo_id, "pr": pr_number, "runs": max_runs}
-        )
-        return [PullRun(str(sha), int(run), int(att), float(at)) for sha, run, att, at in rows]
-
-    async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
-        rows = await self._run(
-            _fetch,
-            f"SELECT {RUN_SERIES_COLUMNS} FROM measurements"
-            " WHERE repo_id = :repo AND run_id = :run AND run_attempt = :attempt",
-            {"repo": repo_id, "run": run_id, "attempt": attempt},
-        )
-        return [run_series(row) for row in rows]
-
-    async def export_measurements(self, query: HistoryQuery) -> list[HistoryRow]:
-        sql, params = history_sql(query, lambda name: f":{name}", "sqlite")
-        return history_rows(await self._run(_fetch, sql, params))
-
-    async def has_measurements(self, repo_full_name: str) -> bool:
-        sql = repository_known_sql(lambda name: f":{name}")
-        return bool(await self._run(_fetch, sql, {"repo": repo_full_name}))
-
-    async def purge_measurements(self, before: float) -> int:
-        return await self._run(
-            _delete_in_batches,
-            "DELETE FROM measurements WHERE id IN"
-            " (SELECT id FROM measurements WHERE recorded_at < ? ORDER BY recorded_at LIMIT ?)",
-            (before, PURGE_BATCH),
-        )
-
-    async def forget_installation(self, installation_id: int) -> None:
-        await self._run(
-            _delete_in_batches,
-            "DELETE FROM measurements WHERE id IN"
-            " (SELECT id FROM measurements WHERE installation_id = ? LIMIT ?)",
-            (installation_id, PURGE_BATCH),
-        )
 
 
 # What runs on the worker thread ---------------------------------------------------------------
@@ -574,131 +191,39 @@ def _connect(path: str) -> sqlite3.Connection:
     return conn
 
 
-def _connect_for_loop(path: str) -> sqlite3.Connection:
-    """A connection for the event loop's thread: it must never block.
-
-    No busy timeout (a locked database is an error at once, and the caller goes to the
-    thread instead) and no automatic checkpoint (the sync it ends with). The schema and
-    WAL mode are already set up by the thread's connection.
-    """
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA busy_timeout = 0")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA wal_autocheckpoint = 0")
-    return conn
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    """Whether SQLite refused because another connection holds a lock (SQLITE_BUSY...)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
-
-
-def _checkpoint(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-
-
-@contextmanager
-def _write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction, holding the database's write lock from its first statement."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
 def _setup(conn: sqlite3.Connection) -> None:
-    with _write(conn):
+    with immediate(conn):
         migrate(conn, time.time())
 
 
-def _exists(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
-    return conn.execute(sql, params).fetchone() is not None
+def _write_one(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> int:
+    with immediate(conn):
+        return conn.execute(sql, args).rowcount
 
 
-def _last_sweep(conn: sqlite3.Connection) -> SweepRecord | None:
-    row = conn.execute("SELECT started_at, cursor FROM redelivery_sweep WHERE id = 1").fetchone()
-    return None if row is None else SweepRecord(started_at=row[0], cursor=row[1])
+def _write_rows(
+    conn: sqlite3.Connection, sql: str, items: Sequence[T], row: Callable[[T], tuple[Any, ...]]
+) -> int:
+    # Encoded here, on the store's thread: 10,000 rows take a tenth of a second.
+    rows = [row(item) for item in items]
+    with immediate(conn):
+        # executemany's rowcount is the sum over its rows: the ones actually changed.
+        return conn.executemany(sql, rows).rowcount
 
 
-def _write_owned(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
-    """Run one guarded write; True if it changed a row (its guard held)."""
-    with _write(conn):
-        changed = conn.execute(sql, params).rowcount
-    return changed > 0
-
-
-_DeliveryRow = tuple[str, str, str | None, NewJob | None, float]
-_PendingDelivery = tuple[_DeliveryRow, "asyncio.Future[bool]"]
-
-
-def _settle(batch: list[_PendingDelivery], outcome: list[bool] | BaseException) -> None:
-    """Give each waiting caller its delivery's result, or the batch's error."""
-    for index, (_, future) in enumerate(batch):
-        if future.done():
-            continue  # the caller was cancelled
-        if isinstance(outcome, BaseException):
-            future.set_exception(outcome)
-        else:
-            future.set_result(outcome[index])
-
-
-def _record_deliveries(conn: sqlite3.Connection, rows: list[_DeliveryRow]) -> list[bool]:
-    """Several deliveries in one transaction; for each, whether it was new.
-
-    One lookup and two bulk inserts per batch rather than two statements per delivery:
-    under the write lock nothing else can insert between the lookup and the inserts.
-    """
-    with _write(conn):
-        seen = _known_deliveries(conn, [row[0] for row in rows])
-        results, fresh = [], []
-        for row in rows:
-            new = row[0] not in seen
-            if new:
-                seen.add(row[0])  # the same id twice in one batch: the first one wins
-                fresh.append(row)
-            results.append(new)
-        conn.executemany(
-            "INSERT INTO deliveries (id, event, action, received_at) VALUES (?, ?, ?, ?)",
-            [(delivery_id, event, action, now) for delivery_id, event, action, _, now in fresh],
-        )
-        conn.executemany(
-            "INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,"
-            " status, attempts, due_at, created_at)"
-            " VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)",
-            [
-                (delivery_id, job.event, job.payload, job.serial_key, job.installation_id, now, now)
-                for delivery_id, _, _, job, now in fresh
-                if job is not None
-            ],
-        )
-        return results
-
-
-def _known_deliveries(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
-    known: set[str] = set()
-    for start in range(0, len(ids), _IN_CHUNK):
-        chunk = ids[start : start + _IN_CHUNK]
-        query = f"SELECT id FROM deliveries WHERE id IN ({', '.join('?' * len(chunk))})"
-        known.update(row[0] for row in conn.execute(query, chunk))
-    return known
-
-
-# Host parameters per lookup, well under SQLite's limit (32,766 since 3.32, 999 before).
-_IN_CHUNK = 500
-
-
-def _claim(conn: sqlite3.Connection, owner: str, lease_seconds: float, now: float) -> Job | None:
-    with _write(conn):
-        # fetchall: the UPDATE must have finished stepping before COMMIT.
-        rows = conn.execute(
-            _CLAIM, {"now": now, "owner": owner, "until": now + lease_seconds}
-        ).fetchall()
-    return job_from_row(rows[0]) if rows else None
+def _run_steps(
+    conn: sqlite3.Connection, steps: list[tuple[str, list[tuple[Any, ...]]]]
+) -> list[Any]:
+    rows: list[Any] = []
+    with immediate(conn):
+        for sql, each in steps:
+            if len(each) == 1:
+                # fetchall: a statement must have finished stepping before COMMIT.
+                rows = conn.execute(sql, each[0]).fetchall()
+            else:
+                conn.executemany(sql, each)
+                rows = []
+    return rows
 
 
 def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]:
@@ -706,17 +231,12 @@ def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]
     freed = []
     for departed in presence.departed():
         prefix = departed.prefix
+        claims = {"prefix": prefix, "length": len(prefix)}
         try:
-            with _write(conn):
-                # lease_until 0: claimable at once, and no longer keeping its key busy.
-                conn.execute(
-                    "UPDATE jobs SET lease_until = 0"
-                    " WHERE status = 'running' AND substr(lease_owner, 1, ?) = ?",
-                    (len(prefix), prefix),
-                )
-                conn.execute(
-                    "DELETE FROM locks WHERE substr(owner, 1, ?) = ?", (len(prefix), prefix)
-                )
+            with immediate(conn):
+                for sql in (EXPIRE_LEASES_OF, DROP_LOCKS_OF):
+                    statement = sql.compiled("sqlite")
+                    conn.execute(statement.text, statement.bind(claims))
         except BaseException:
             presence.release(departed)  # found again at the next look
             raise
@@ -725,71 +245,5 @@ def _release_departed(conn: sqlite3.Connection, presence: Presence) -> list[str]
     return freed
 
 
-def _set_suspended(conn: sqlite3.Connection, params: tuple[int, bool, bool, float, float]) -> bool:
-    with _write(conn):
-        conn.execute(_SET_SUSPENDED, params)
-        row = conn.execute(
-            "SELECT suspended FROM installation_states WHERE id = ?", (params[0],)
-        ).fetchone()
-    return bool(row[0])
-
-
-def _queue_depth(conn: sqlite3.Connection) -> int:
-    (count,) = conn.execute(
-        "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')"
-    ).fetchone()
-    return int(count)
-
-
-def _job_outcome(conn: sqlite3.Connection, delivery_id: str) -> JobOutcome | None:
-    row = conn.execute(
-        "SELECT status, attempts, last_error, reason FROM jobs WHERE delivery_id = ?"
-        " ORDER BY id DESC LIMIT 1",
-        (delivery_id,),
-    ).fetchone()
-    return None if row is None else outcome_from_row(row)
-
-
-def _get_pull(conn: sqlite3.Connection, repo_id: int, number: int) -> PullState | None:
-    row = conn.execute(_SELECT_PULL, (repo_id, number)).fetchone()
-    return None if row is None else pull_from_row(row)
-
-
-def _save_pull(conn: sqlite3.Connection, state: PullState) -> None:
-    with _write(conn):
-        conn.execute(_UPSERT_PULL, pull_row(state))
-
-
-def _forget_repositories(conn: sqlite3.Connection, repo_ids: list[int]) -> None:
-    # One DELETE per repository: each a primary-key (or index) prefix range, and no bound on
-    # how many ids one statement may carry.
-    with _write(conn):
-        conn.executemany("DELETE FROM pulls WHERE repo_id = ?", [(rid,) for rid in repo_ids])
-        conn.executemany("DELETE FROM measurements WHERE repo_id = ?", [(rid,) for rid in repo_ids])
-
-
-def _record_measurements(conn: sqlite3.Connection, records: Sequence[MeasurementRecord]) -> int:
-    # Encoded here, on the store's thread: 10,000 rows take a tenth of a second.
-    rows = [measurement_row(record) for record in records]
-    with _write(conn):
-        # executemany's rowcount is the sum over its rows: the ones actually inserted.
-        return conn.executemany(_INSERT_MEASUREMENT, rows).rowcount
-
-
-def _fetch(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
-    return conn.execute(sql, params).fetchall()
-
-
-def _delete_in_batches(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
-    """Run a batch-limited DELETE until it deletes less than a batch; rows deleted.
-
-    One transaction per batch: writers (deliveries above all) wait for one batch, never
-    for the whole purge.
-    """
-    deleted = 0
-    while True:
-        with _write(conn):
-            count = conn.execute(sql, params).rowcount
-        deleted += count
-        if count < params[-1]:
-            return deleted
+def _rows_of(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Row]:
+    return conn.execute(sql, args).fetchall()

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from perfbot.store import SQLiteStore, Store
+from perfbot.store._series import PULL_RUNS
 from perfbot.store.measurements import MAX_PULL_RUNS, MeasurementRecord, PullRun, SeriesKey
-from perfbot.store.sqlite import _PULL_RUNS
 from tests.store.test_measurements import NOW, REPO, STREAMS_1, record
 
 KEY = SeriesKey("lab", "tcp_rx.receiver_mbps", STREAMS_1)
@@ -92,7 +92,9 @@ async def test_a_prs_runs_are_read_through_an_index(tmp_path: Path) -> None:
     await store.setup()
     await store.close()
     with contextlib.closing(sqlite3.connect(tmp_path / "db")) as conn:
+        statement = PULL_RUNS.compiled("sqlite")
         plan = conn.execute(
-            f"EXPLAIN QUERY PLAN {_PULL_RUNS}", {"repo": REPO, "pr": 3, "runs": 5}
+            f"EXPLAIN QUERY PLAN {statement.text}",
+            statement.bind({"repo": REPO, "pr": 3, "runs": 5}),
         ).fetchall()
     assert any("USING INDEX measurements_pull" in str(row[-1]) for row in plan), plan

@@ -25,9 +25,8 @@ from perfbot.store import (
     Store,
     open_store,
 )
-from perfbot.store import sqlite as sqlite_store
-from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
-from perfbot.store._pg_migrations import PG_MIGRATIONS
+from perfbot.store import _group_commit as group_commit
+from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, SchemaTooNew
 from perfbot.store.base import SweepRecord
 from tests.deadline import within
 from tests.store.conftest import Connect
@@ -390,6 +389,48 @@ async def test_a_locks_holder_is_told_until_it_expires(store: Store) -> None:
     assert await store.lock_holder("other", NOW) is None
 
 
+# Marks -------------------------------------------------------------------------------------
+
+MONTH = 30 * 86_400.0
+
+
+async def test_a_mark_is_taken_once_until_it_lapses(store: Store) -> None:
+    assert await store.take_mark("confirm:1:abc", "run-1", MONTH, NOW)
+    assert not await store.take_mark("confirm:1:abc", "run-2", MONTH, NOW + MONTH)  # stands
+    assert await store.mark_holder("confirm:1:abc", NOW + MONTH) == "run-1"
+    assert await store.mark_holder("confirm:1:abc", NOW + MONTH + 1) is None  # lapsed
+    assert await store.take_mark("confirm:1:abc", "run-2", MONTH, NOW + MONTH + 1)
+    assert await store.mark_holder("confirm:1:def", NOW) is None
+
+
+async def test_its_holder_takes_a_mark_again_and_keeps_it_afresh(store: Store) -> None:
+    # A job run again from the start takes the mark it left the first time.
+    assert await store.take_mark("help:1:7:bob", "d1", 3600.0, NOW)
+    assert await store.take_mark("help:1:7:bob", "d1", 3600.0, NOW + 3000)
+    assert not await store.take_mark("help:1:7:bob", "d2", 3600.0, NOW + 3601)
+    assert await store.mark_holder("help:1:7:bob", NOW + 6600) == "d1"
+    assert await store.take_mark("help:1:7:bob", "d2", 3600.0, NOW + 6601)
+
+
+async def test_only_its_holder_drops_a_mark(store: Store) -> None:
+    assert await store.take_mark("refused:1:7:bob", "d1", 3600.0, NOW)
+    await store.drop_mark("refused:1:7:bob", "d2")
+    assert await store.mark_holder("refused:1:7:bob", NOW) == "d1"
+    await store.drop_mark("refused:1:7:bob", "d1")
+    assert await store.mark_holder("refused:1:7:bob", NOW) is None
+    assert await store.take_mark("refused:1:7:bob", "d2", 3600.0, NOW)
+    await store.drop_mark("missing", "d1")  # nothing to drop is fine
+
+
+async def test_a_mark_left_by_a_lock_of_an_earlier_perfbot_still_stands(store: Store) -> None:
+    # Until marks had names of their own they were taken with try_lock: a database of then
+    # holds them in the same place, under the same keys, and they must still count.
+    assert await store.try_lock("confirm:1:abc", "perfbot-confirm:9:1", MONTH, NOW)
+    assert await store.mark_holder("confirm:1:abc", NOW + 1) == "perfbot-confirm:9:1"
+    assert not await store.take_mark("confirm:1:abc", "perfbot-confirm:10:1", MONTH, NOW + 1)
+    assert await store.take_mark("confirm:1:abc", "perfbot-confirm:9:1", MONTH, NOW + 1)
+
+
 # Pull-request state ------------------------------------------------------------------------
 
 
@@ -666,7 +707,7 @@ async def test_deliveries_written_on_the_loop_are_checkpointed(
 ) -> None:
     # The loop's connection never checkpoints (that syncs the file): the thread must, or
     # the WAL grows for as long as only deliveries arrive.
-    monkeypatch.setattr(sqlite_store, "CHECKPOINT_EVERY_COMMITS", 3)
+    monkeypatch.setattr(group_commit, "CHECKPOINT_EVERY_COMMITS", 3)
     path = str(tmp_path / "perfbot.db")
     store = SQLiteStore(path)
     await store.setup()

@@ -25,7 +25,7 @@ async def on_issue_comment(ctx: JobContext, job: IssueCommentJob) -> str:
     # Someone refused on this PR within the window costs no REST call at all: the record
     # is taken first, and given back unless this command is refused too.
     told = f"refused:{repo.id}:{number}:{login.lower()}"
-    if not await ctx.store.try_lock(told, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
+    if not await ctx.store.take_mark(told, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
         return ctx.ended(f"{command} ignored: {login} was already told on PR {number}")
     refused = False
     try:
@@ -48,7 +48,7 @@ async def on_issue_comment(ctx: JobContext, job: IssueCommentJob) -> str:
         return await _react(ctx, repo, pull, comment_id, reaction, reason=outcome.reason)
     finally:
         if not refused:
-            await ctx.store.unlock(told, ctx.delivery_id)
+            await ctx.store.drop_mark(told, ctx.delivery_id)
 
 
 async def _answer_help(
@@ -60,7 +60,7 @@ async def _answer_help(
         return ctx.ended(f"help not answered: {refused}")
     # The delivery owns the record: a retry of this very job may still answer.
     key = f"help:{repo.id}:{pull.number}:{login.lower()}"
-    if not await ctx.store.try_lock(key, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
+    if not await ctx.store.take_mark(key, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
         return ctx.ended(f"help: already answered for {login} on PR {pull.number}")
     body = help_body(config.rerun_permission)
     reply = await ctx.installation.create_comment(repo.owner, repo.name, pull.number, body)

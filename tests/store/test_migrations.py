@@ -1,0 +1,104 @@
+"""The one list of migrations: what each dialect runs of a released version never changes,
+and a database of any earlier version migrates to the latest."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from perfbot.store import PostgresStore, SQLiteStore
+from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, STEPS
+
+# The digest of each released version's statements, as each dialect runs them. The DDL is
+# shared between the dialects (and its types are words of ``WORDS``): an edit there would
+# change a released migration of one backend or both without touching its entry.
+RELEASED = {
+    "sqlite": (
+        "dd197f1f683b",
+        "408f1328d56d",
+        "4dade7b3e206",
+        "d4ff48309385",
+        "c0e172311c84",
+        "225249383c47",
+        "c8dc6174634a",
+        "07d66b5c0808",
+        "ba61668eb281",
+    ),
+    "postgres": (
+        "bf310289dde9",
+        "49cc32eef255",
+        "38727826ee2d",
+        "27171160b4c6",
+        "c0e172311c84",
+        "f31d54b41905",
+        "af65fb8b7333",
+        "ba62fa478d0b",
+        "ba61668eb281",
+    ),
+}
+
+
+def digest(statements: tuple[str, ...]) -> str:
+    return hashlib.sha256("\x00".join(statements).encode()).hexdigest()[:12]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "migrations"), [("sqlite", MIGRATIONS), ("postgres", PG_MIGRATIONS)]
+)
+def test_released_migrations_are_never_edited(
+    dialect: str, migrations: tuple[tuple[str, ...], ...]
+) -> None:
+    assert len(migrations) == len(STEPS)
+    released = RELEASED[dialect]
+    assert tuple(digest(version) for version in migrations[: len(released)]) == released
+
+
+@pytest.mark.parametrize("version", range(len(MIGRATIONS) + 1))
+async def test_a_sqlite_database_of_any_version_migrates(tmp_path: Path, version: int) -> None:
+    path = str(tmp_path / "perfbot.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
+        for number, statements in enumerate(MIGRATIONS[:version], start=1):
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version VALUES (?, 0)", (number,))
+    conn.close()
+    store = SQLiteStore(path)
+    try:
+        await store.setup()
+        assert await store.record_delivery("d1", "push", None, None, 1.0)
+    finally:
+        await store.close()
+    with sqlite3.connect(path) as conn:
+        versions = [row[0] for row in conn.execute("SELECT version FROM schema_version")]
+    conn.close()
+    assert versions == list(range(1, len(MIGRATIONS) + 1))
+
+
+@pytest.mark.parametrize("version", range(len(PG_MIGRATIONS) + 1))
+async def test_a_postgresql_database_of_any_version_migrates(pg_url: str, version: int) -> None:
+    conn = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
+    async with conn, conn.transaction():
+        await conn.execute(
+            "CREATE TABLE schema_version"
+            " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+        )
+        for number, statements in enumerate(PG_MIGRATIONS[:version], start=1):
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO schema_version VALUES (%s, 0)", (number,))
+    store = PostgresStore(pg_url)
+    try:
+        await store.setup()
+        assert await store.record_delivery("d1", "push", None, None, 1.0)
+    finally:
+        await store.close()
+    check = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
+    async with check:
+        cur = await check.execute("SELECT version FROM schema_version ORDER BY version")
+        versions = [row[0] for row in await cur.fetchall()]
+    assert versions == list(range(1, len(PG_MIGRATIONS) + 1))
