@@ -11,7 +11,7 @@ import pytest
 from perfbot.app.configcache import ConfigCache
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import GitHubError, GitHubUnavailable, RateLimited
-from perfbot.github.installation import TokenGate
+from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import GET_RETRIES
 from tests.fakegithub import rsa_keypair
 from tests.harness import INSTALLATION, World

@@ -8,7 +8,8 @@ from functools import partial
 import httpx
 from githubkit import AppAuthStrategy
 
-from perfbot.github.installation import Installation, TokenGate
+from perfbot.github.installation import Installation
+from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import PAGE_SIZE, _call, _client, _pools, _SharedTransport
 from perfbot.github.types import HookDelivery
 from perfbot.support.metrics import Metrics

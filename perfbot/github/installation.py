@@ -1,30 +1,28 @@
 """The calls perfbot makes on behalf of one installation (or with a workflow's token).
 
-``TokenGate`` lets an installation's calls wait while one of them fetches its token. The
-artifact download does not follow GitHub's 302 with the client that holds the token: the
-storage URL is fetched straight through the transport, with no credential and no cookie.
+The calls wait for an installation token through ``tokens.TokenGate``; GitHub's models
+become perfbot's types in ``convert``. The artifact download does not follow GitHub's 302
+with the client that holds the token: ``storage`` fetches the storage URL straight through
+the transport, with no credential and no cookie.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-import aiohttp
 import httpx
 from githubkit import GitHub, TokenAuthStrategy
 from githubkit_schemas.latest import models
-from pydantic import BaseModel
 
-from perfbot.github.errors import ArtifactGone, GitHubError, GitHubUnavailable
+from perfbot.github.convert import artifact_info, comment_info, issue_info, pull_info
+from perfbot.github.errors import ArtifactGone, GitHubError
+from perfbot.github.storage import fetch_blob
+from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import (
-    CALL_TIMEOUT,
     PAGE_SIZE,
-    USER_AGENT,
     _all_pages,
     _call,
     _client,
@@ -69,39 +67,6 @@ class TokenSession:
 
     async def close(self) -> None:
         await self._transport.close()
-
-
-class TokenGate:
-    """Lets an installation's calls wait while one of them fetches its token.
-
-    githubkit exchanges the App's JWT for an installation token on the first call that
-    finds none cached, and so does every call that starts before that token arrives:
-    after a restart, 64 workers meant 64 JWT signatures and 64 token exchanges for one
-    installation. Here the first call goes alone and the others start once it has ended,
-    however it ended: a failure leaves them to try for themselves, as they would have
-    anyway, rather than queue one by one behind a GitHub that does not answer. The gate
-    stays open for ``open_seconds`` (tokens live an hour). It knows nothing of the
-    token's own expiry: when githubkit renews a token while the gate is open, the calls
-    in flight then may each ask for one, at most once an hour.
-    """
-
-    def __init__(
-        self, open_seconds: float = 30 * 60, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self._open_seconds = open_seconds
-        self._clock = clock
-        self._open_until = float("-inf")
-        self._lock = asyncio.Lock()
-
-    async def call(self, send: Callable[[], Awaitable[T]]) -> T:
-        if self._clock() >= self._open_until:
-            async with self._lock:
-                if self._clock() >= self._open_until:
-                    try:
-                        return await send()
-                    finally:
-                        self._open_until = self._clock() + self._open_seconds
-        return await send()
 
 
 class Installation:
@@ -152,7 +117,7 @@ class Installation:
             return response.parsed_data.artifacts
 
         # 1,000 artifacts is far beyond any measurement run.
-        return [_artifact(a) for a in await _all_pages(page, max_pages=10)]
+        return [artifact_info(a) for a in await _all_pages(page, max_pages=10)]
 
     async def download_artifact(
         self, owner: str, repo: str, artifact_id: int, max_bytes: int
@@ -172,38 +137,8 @@ class Installation:
                 response.status_code,
             )
         return await _with_get_retries(
-            lambda: self._fetch_blob(response.headers["location"], max_bytes)
+            lambda: fetch_blob(self._storage, response.headers["location"], max_bytes)
         )
-
-    async def _fetch_blob(self, location: str, max_bytes: int) -> bytes:
-        # Straight through the transport, not a client: no credential, no redirect, and
-        # no cookie kept from one installation's download to the next.
-        request = httpx.Request(
-            "GET",
-            location,
-            headers={"user-agent": USER_AGENT},
-            extensions={"timeout": CALL_TIMEOUT.as_dict()},
-        )
-        try:
-            blob = await self._storage.handle_async_request(request)
-            try:
-                if blob.status_code >= 500:
-                    raise GitHubUnavailable("artifact storage answered 5xx", blob.status_code)
-                if blob.status_code != 200:
-                    raise ArtifactGone(f"artifact storage answered {blob.status_code}")
-                chunks, size = [], 0
-                async for chunk in blob.aiter_bytes():
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise GitHubError(f"artifact larger than {max_bytes} bytes")
-                    chunks.append(chunk)
-                return b"".join(chunks)
-            finally:
-                await blob.aclose()
-        except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as exc:
-            # An error's message may carry the signed URL: name only the kind. (aiohttp's
-            # errors outside httpx-aiohttp's mapping arrive unmapped.)
-            raise GitHubUnavailable(f"artifact download failed ({type(exc).__name__})") from None
 
     async def get_pull(self, owner: str, repo: str, number: int) -> PullInfo | None:
         try:
@@ -214,7 +149,7 @@ class Installation:
             if exc.status == 404:
                 return None
             raise
-        return _pull(response.parsed_data)
+        return pull_info(response.parsed_data)
 
     async def pulls_for_commit(self, owner: str, repo: str, sha: str) -> list[PullInfo]:
         response = await self._call(
@@ -223,7 +158,7 @@ class Installation:
                 owner, repo, sha, per_page=100
             ),
         )
-        return [_pull(pull) for pull in response.parsed_data]
+        return [pull_info(pull) for pull in response.parsed_data]
 
     async def list_comments(self, owner: str, repo: str, number: int) -> list[CommentInfo]:
         async def page(page_number: int) -> list[models.IssueComment]:
@@ -241,14 +176,14 @@ class Installation:
             return list(response.parsed_data)
 
         # 5,000 comments: stop somewhere on a runaway thread.
-        return [_comment(c) for c in await _all_pages(page, max_pages=50)]
+        return [comment_info(c) for c in await _all_pages(page, max_pages=50)]
 
     async def create_comment(self, owner: str, repo: str, number: int, body: str) -> CommentInfo:
         response = await self._call(
             "POST",
             lambda: self._gh.rest.issues.async_create_comment(owner, repo, number, body=body),
         )
-        return _comment(response.parsed_data)
+        return comment_info(response.parsed_data)
 
     async def update_comment(
         self, owner: str, repo: str, comment_id: int, body: str
@@ -265,7 +200,7 @@ class Installation:
             if exc.status == 404:
                 return None
             raise
-        return _comment(response.parsed_data)
+        return comment_info(response.parsed_data)
 
     async def add_reaction(self, owner: str, repo: str, comment_id: int, content: Reaction) -> None:
         """React to an issue comment (``eyes``, ``rocket``, ``confused``…); idempotent."""
@@ -423,7 +358,7 @@ class Installation:
                 owner, repo, title=title, body=body, labels=list(labels)
             ),
         )
-        return _issue(response.parsed_data)
+        return issue_info(response.parsed_data)
 
     async def get_issue(self, owner: str, repo: str, number: int) -> IssueInfo | None:
         """Issue (or pull request) ``number``; None when it does not exist or was deleted."""
@@ -435,7 +370,7 @@ class Installation:
             if exc.status in (404, 410):
                 return None
             raise
-        return _issue(response.parsed_data)
+        return issue_info(response.parsed_data)
 
     async def update_issue(
         self,
@@ -472,7 +407,7 @@ class Installation:
             if exc.status in (404, 410):
                 return None
             raise
-        return _issue(response.parsed_data)
+        return issue_info(response.parsed_data)
 
     async def list_issues(
         self,
@@ -506,7 +441,7 @@ class Installation:
             return list(response.parsed_data)
 
         # 2,000 issues: perfbot opens one per change, and closes them.
-        issues = [_issue(i) for i in await _all_pages(page, max_pages=20)]
+        issues = [issue_info(i) for i in await _all_pages(page, max_pages=20)]
         return [i for i in issues if not i.is_pull_request]
 
     async def compare_commits(
@@ -548,68 +483,3 @@ class Installation:
                 for c in commits
             ),
         )
-
-
-def _artifact(artifact: models.Artifact) -> ArtifactInfo:
-    run = artifact.workflow_run if isinstance(artifact.workflow_run, BaseModel) else None
-    return ArtifactInfo(
-        id=artifact.id,
-        name=artifact.name,
-        size_in_bytes=artifact.size_in_bytes,
-        expired=artifact.expired,
-        digest=artifact.digest if isinstance(artifact.digest, str) else None,
-        run_id=run.id if run is not None and isinstance(run.id, int) else None,
-        created_at=artifact.created_at.isoformat() if artifact.created_at else "",
-    )
-
-
-def _pull(pull: models.PullRequest | models.PullRequestSimple) -> PullInfo:
-    head_repo = pull.head.repo
-    return PullInfo(
-        number=pull.number,
-        state=pull.state,
-        head_sha=pull.head.sha,
-        head_ref=pull.head.ref,
-        head_repo_id=head_repo.id if head_repo is not None else None,
-        base_repo_id=pull.base.repo.id,
-        base_ref=pull.base.ref,
-        base_sha=pull.base.sha,
-        labels=tuple(label.name for label in pull.labels if label.name),
-    )
-
-
-def _comment(comment: models.IssueComment) -> CommentInfo:
-    app = comment.performed_via_github_app
-    if not isinstance(app, BaseModel):
-        app = None  # absent (UNSET) or null: a human's comment
-    return CommentInfo(
-        id=comment.id,
-        body=comment.body or "",
-        user_login=comment.user.login if comment.user else "",
-        app_id=app.id if app is not None else None,
-    )
-
-
-def _issue(
-    issue: models.Issue | models.ReposOwnerRepoIssuesIssueNumberPatchResponse200,
-) -> IssueInfo:
-    app = issue.performed_via_github_app
-    if not isinstance(app, BaseModel):
-        app = None  # absent (UNSET) or null: opened by a person
-    labels = tuple(
-        label if isinstance(label, str) else label.name
-        for label in issue.labels
-        if isinstance(label, str) or isinstance(label.name, str)
-    )
-    return IssueInfo(
-        number=issue.number,
-        title=issue.title,
-        body=issue.body if isinstance(issue.body, str) else "",
-        state=issue.state,
-        state_reason=issue.state_reason if isinstance(issue.state_reason, str) else None,
-        labels=tuple(name for name in labels if isinstance(name, str)),
-        user_login=issue.user.login if issue.user else "",
-        app_id=app.id if app is not None else None,
-        is_pull_request=isinstance(issue.pull_request, BaseModel),
-        html_url=issue.html_url,
-    )

@@ -1,0 +1,74 @@
+"""githubkit's models as perfbot's plain types (``perfbot.github.types``): what the calls
+of ``installation`` return, converted in one place."""
+
+from __future__ import annotations
+
+from githubkit_schemas.latest import models
+from pydantic import BaseModel
+
+from perfbot.github.types import ArtifactInfo, CommentInfo, IssueInfo, PullInfo
+
+
+def artifact_info(artifact: models.Artifact) -> ArtifactInfo:
+    run = artifact.workflow_run if isinstance(artifact.workflow_run, BaseModel) else None
+    return ArtifactInfo(
+        id=artifact.id,
+        name=artifact.name,
+        size_in_bytes=artifact.size_in_bytes,
+        expired=artifact.expired,
+        digest=artifact.digest if isinstance(artifact.digest, str) else None,
+        run_id=run.id if run is not None and isinstance(run.id, int) else None,
+        created_at=artifact.created_at.isoformat() if artifact.created_at else "",
+    )
+
+
+def pull_info(pull: models.PullRequest | models.PullRequestSimple) -> PullInfo:
+    head_repo = pull.head.repo
+    return PullInfo(
+        number=pull.number,
+        state=pull.state,
+        head_sha=pull.head.sha,
+        head_ref=pull.head.ref,
+        head_repo_id=head_repo.id if head_repo is not None else None,
+        base_repo_id=pull.base.repo.id,
+        base_ref=pull.base.ref,
+        base_sha=pull.base.sha,
+        labels=tuple(label.name for label in pull.labels if label.name),
+    )
+
+
+def comment_info(comment: models.IssueComment) -> CommentInfo:
+    app = comment.performed_via_github_app
+    if not isinstance(app, BaseModel):
+        app = None  # absent (UNSET) or null: a human's comment
+    return CommentInfo(
+        id=comment.id,
+        body=comment.body or "",
+        user_login=comment.user.login if comment.user else "",
+        app_id=app.id if app is not None else None,
+    )
+
+
+def issue_info(
+    issue: models.Issue | models.ReposOwnerRepoIssuesIssueNumberPatchResponse200,
+) -> IssueInfo:
+    app = issue.performed_via_github_app
+    if not isinstance(app, BaseModel):
+        app = None  # absent (UNSET) or null: opened by a person
+    labels = tuple(
+        label if isinstance(label, str) else label.name
+        for label in issue.labels
+        if isinstance(label, str) or isinstance(label.name, str)
+    )
+    return IssueInfo(
+        number=issue.number,
+        title=issue.title,
+        body=issue.body if isinstance(issue.body, str) else "",
+        state=issue.state,
+        state_reason=issue.state_reason if isinstance(issue.state_reason, str) else None,
+        labels=tuple(name for name in labels if isinstance(name, str)),
+        user_login=issue.user.login if issue.user else "",
+        app_id=app.id if app is not None else None,
+        is_pull_request=isinstance(issue.pull_request, BaseModel),
+        html_url=issue.html_url,
+    )
