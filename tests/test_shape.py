@@ -113,3 +113,10 @@ def test_the_readme_layout_table_lists_every_module_once() -> None:
 )
 def test_the_layout_check_sees_a_module_left_out(table: str, missing: str) -> None:
     assert missing in module_entries() - set(layout_rows(table))
+
+
+def test_the_store_backends_are_thin_dialects() -> None:
+    # The store's logic is written once (store/_core.py and its roles); a backend adds only
+    # what is its own: connections, the claim, presence.
+    for backend in ("sqlite.py", "postgres.py"):
+        assert lines_of(PACKAGE / "store" / backend) <= 400, backend
