@@ -6,7 +6,8 @@ atomically). Each role's statements and logic sit together in one module:
 
 * ``_queue``: deliveries, the sweeps for missed ones, the job queue;
 * ``_state``: pull-request state, suspended installations, locks and marks;
-* ``_series``: the measurements.
+* ``_series``: the measurements;
+* ``_watch``: the default branch's watch (its changes, and the acknowledgements).
 
 A backend (``sqlite.SQLiteStore``, ``postgres.PostgresStore``) adds only what really
 differs: its connections and how the primitives run on them, ``setup``/``close``, the
@@ -17,7 +18,7 @@ parameters, compiled per dialect (``_sql.SQL``); the few that differ are written
 dialect beside each other (``SQL.each``), and the rows come back through shared readers
 (``_rows``).
 
-Adding a table (change points, watched issues, a write pacer shared by replicas):
+Adding a table (as the watch's were; a write pacer shared by replicas next):
 
 1. a migration at the end of ``_migrations.STEPS``, its DDL written once with the
    dialect's words (``{real}``, ``{bigint}``, ``{identity}``, ``{flag[name]}``), an
@@ -33,6 +34,7 @@ from __future__ import annotations
 from perfbot.store._queue import DeliveriesSQL, QueueSQL
 from perfbot.store._series import MeasurementsSQL
 from perfbot.store._state import InstallationsSQL, LocksSQL, MarksSQL, PullsSQL
+from perfbot.store._watch import WatchSQL
 
 
 class SQLStore(
@@ -43,5 +45,6 @@ class SQLStore(
     PullsSQL,
     InstallationsSQL,
     MeasurementsSQL,
+    WatchSQL,
 ):
     """Every role but what each backend adds (see the module's docstring)."""

@@ -242,6 +242,58 @@ STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
     # 9: a PR's head runs (Store.pull_runs, the comment's history of its pushes) are a
     # range of this index, not a scan of every row of the repository.
     ("CREATE INDEX measurements_pull ON measurements (repo_id, pr_number, side, recorded_at)",),
+    # 10: the default branch's watch (perfbot.engine.judge.watch): each change of level it
+    # told about, under the commit it was first found at (its issue's), and where it is
+    # found now; and the acknowledgements of people who accepted a new level, kept for
+    # audit (a branch's change now, a pull request's regression later).
+    (
+        """
+        CREATE TABLE watch_changes (
+            repo_id {bigint} NOT NULL,
+            branch TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            settings TEXT NOT NULL,
+            first_sha TEXT NOT NULL,
+            sha TEXT NOT NULL,
+            installation_id {bigint},
+            issue_number {bigint},
+            state TEXT NOT NULL CHECK (state IN ('open', 'closed')),
+            closed_reason TEXT,
+            direction TEXT NOT NULL,
+            change {real} NOT NULL,
+            unit TEXT NOT NULL,
+            scale TEXT NOT NULL,
+            created_at {real} NOT NULL,
+            updated_at {real} NOT NULL,
+            PRIMARY KEY (repo_id, branch, platform, metric, settings, first_sha)
+        )
+        """,
+        "CREATE INDEX watch_changes_issue ON watch_changes (repo_id, issue_number)",
+        "CREATE INDEX watch_changes_installation ON watch_changes (installation_id)",
+        """
+        CREATE TABLE acknowledgements (
+            id {identity},
+            repo_id {bigint} NOT NULL,
+            installation_id {bigint},
+            subject TEXT NOT NULL CHECK (subject IN ('branch', 'pull')),
+            branch TEXT NOT NULL,
+            pr_number {bigint},
+            sha TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            settings TEXT NOT NULL,
+            value {real},
+            login TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            accepted_at {real} NOT NULL,
+            revoked_at {real},
+            revoked_by TEXT
+        )
+        """,
+        "CREATE INDEX acknowledgements_series"
+        " ON acknowledgements (repo_id, subject, branch, platform, metric, settings)",
+    ),
 )
 
 

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from perfbot.store._rows import MEASUREMENT_COLUMNS, measurement_row
 from perfbot.store._sql import SQL, SQLBackend
+from perfbot.store._watch import FORGET_INSTALLATION_ACKS, FORGET_INSTALLATION_CHANGES
 from perfbot.store.export import HistoryQuery, HistoryRow, history_rows, history_sql
 from perfbot.store.export import repository_known_sql as _repository_known_sql
 from perfbot.store.measurements import (
@@ -217,6 +218,10 @@ class MeasurementsSQL(SQLBackend):
 
     async def forget_installation(self, installation_id: int) -> None:
         await self._delete_in_batches(FORGET_INSTALLATION, {"installation": installation_id})
+        each = [{"installation": installation_id}]
+        await self._atomically(
+            [(FORGET_INSTALLATION_CHANGES, each), (FORGET_INSTALLATION_ACKS, each)]
+        )
 
     async def _delete_in_batches(self, sql: SQL, params: dict[str, Any]) -> int:
         """Run a batch-limited DELETE until it deletes less than a batch; rows deleted.

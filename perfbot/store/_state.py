@@ -7,6 +7,7 @@ from typing import Final
 
 from perfbot.store._rows import PULL_COLUMNS, pull_from_row, pull_params
 from perfbot.store._sql import SQL, SQLBackend
+from perfbot.store._watch import FORGET_ACKS, FORGET_CHANGES
 from perfbot.store.base import PullState
 
 _PULL_KEY: Final = ("repo_id", "number")
@@ -71,7 +72,14 @@ class PullsSQL(SQLBackend):
         if not repo_ids:
             return
         each = [{"repo": repo_id} for repo_id in repo_ids]
-        await self._atomically([(FORGET_PULLS, each), (FORGET_REPOSITORY_MEASUREMENTS, each)])
+        await self._atomically(
+            [
+                (FORGET_PULLS, each),
+                (FORGET_REPOSITORY_MEASUREMENTS, each),
+                (FORGET_CHANGES, each),
+                (FORGET_ACKS, each),
+            ]
+        )
 
 
 class InstallationsSQL(SQLBackend):

@@ -25,6 +25,7 @@ from perfbot.store.measurements import (
     RunSeries,
     SeriesKey,
 )
+from perfbot.store.watched import Acknowledgement, WatchedChange
 
 
 class JobStatus(enum.StrEnum):
@@ -237,7 +238,8 @@ class Pulls(Protocol):
         """Insert or replace the state of (repo_id, number)."""
 
     async def forget_repositories(self, repo_ids: list[int]) -> None:
-        """Drop every pull state and every measurement of these repositories (uninstalled)."""
+        """Drop every pull state, measurement, watched change and acknowledgement of these
+        repositories (uninstalled)."""
 
 
 class Installations(Protocol):
@@ -330,10 +332,32 @@ class Measurements(Protocol):
         """Delete the measurements recorded before ``before``; how many were deleted."""
 
     async def forget_installation(self, installation_id: int) -> None:
-        """Drop every measurement recorded under this installation (it was deleted)."""
+        """Drop every measurement, watched change and acknowledgement recorded under this
+        installation (it was deleted)."""
 
 
-class Store(Deliveries, Queue, Locks, Marks, Pulls, Installations, Measurements, Protocol):
+class Watch(Protocol):
+    """The default branch's watch (``perfbot.store.watched``): the changes perfbot told
+    about, and the acknowledgements of people who accepted a new level."""
+
+    async def save_watched(self, changes: Sequence[WatchedChange]) -> None:
+        """Insert or replace each change, known by (repository, branch, platform, metric,
+        settings, ``first_sha``); its ``created_at`` is kept as first stored."""
+
+    async def open_changes(self, repo_id: int, branch: str) -> list[WatchedChange]:
+        """The open changes of ``branch`` (at most ``_watch.MAX_WATCHED``), oldest first."""
+
+    async def issue_changes(self, repo_id: int, issue_number: int) -> list[WatchedChange]:
+        """Every change, open or closed, an issue of this repository is about."""
+
+    async def acknowledge(self, acknowledgements: Sequence[Acknowledgement]) -> None:
+        """Store acknowledgements (kept for audit: never replaced, only revoked)."""
+
+    async def branch_acknowledgements(self, repo_id: int, branch: str) -> list[Acknowledgement]:
+        """The standing acknowledgements of ``branch``'s levels, oldest first."""
+
+
+class Store(Deliveries, Queue, Locks, Marks, Pulls, Installations, Measurements, Watch, Protocol):
     """Durable state: every role. Every method is atomic on its own."""
 
     async def setup(self) -> None:

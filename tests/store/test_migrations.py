@@ -27,6 +27,7 @@ RELEASED = {
         "c8dc6174634a",
         "07d66b5c0808",
         "ba61668eb281",
+        "5faa0cfbee88",
     ),
     "postgres": (
         "bf310289dde9",
@@ -38,6 +39,7 @@ RELEASED = {
         "af65fb8b7333",
         "ba62fa478d0b",
         "ba61668eb281",
+        "61d50d670513",
     ),
 }
 
