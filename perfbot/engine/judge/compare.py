@@ -12,15 +12,29 @@ import enum
 import math
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from perfbot.engine.judge import noise as noise_model
 from perfbot.engine.judge.noise import Noise
+from perfbot.engine.judge.policy import MetricRule, Policy
 from perfbot.engine.judge.stats import median
 from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better, FailedCase, Scale, Settings
+
+__all__ = [
+    "MOVED",
+    "Comparison",
+    "MetricResult",
+    "MetricRule",
+    "NoiseKnowledge",
+    "PlatformResult",
+    "Policy",
+    "SideFailure",
+    "Stats",
+    "Verdict",
+    "compare",
+]
 
 Side = Literal["base", "head"]
 
@@ -39,58 +53,6 @@ class Verdict(enum.StrEnum):
 
 
 MOVED = frozenset({Verdict.REGRESSED, Verdict.IMPROVED})
-
-
-@dataclass(frozen=True, slots=True)
-class MetricRule:
-    """A per-metric override from the configuration; ``pattern`` is a glob on the name."""
-
-    pattern: str
-    better: Better | None = None
-    threshold: float | None = None
-    tolerance: float | None = None
-    ignore: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """How moves are judged: noise floor and tolerance in percent, plus overrides.
-
-    Rules apply in order; a later matching rule overrides what an earlier one set.
-    """
-
-    threshold: float = 1.0
-    tolerance: float = 5.0
-    rules: tuple[MetricRule, ...] = ()
-    # Loss percentages, in percentage points: below the floor nothing moved; a rise
-    # beyond the tolerance (0 → 5.7 % loss) is red.
-    points_threshold: float = 0.1
-    points_tolerance: float = 1.0
-    # Counters (retransmits, errors, lost packets), in counts.
-    count_threshold: float = 1.0
-    count_tolerance: float = 10.0
-
-    def resolve(
-        self, metric: str, scale: Scale = Scale.RATIO
-    ) -> tuple[Better | None, float, float, bool]:
-        """Direction, floor, tolerance and ignore for ``metric``, in its scale's units.
-
-        A rule's threshold and tolerance are in the metric's units: percent for ratio
-        metrics, points for percentages, counts for counters.
-        """
-        threshold, tolerance = self.threshold, self.tolerance
-        if scale is Scale.POINTS:
-            threshold, tolerance = self.points_threshold, self.points_tolerance
-        elif scale is Scale.COUNT:
-            threshold, tolerance = self.count_threshold, self.count_tolerance
-        better, ignore = None, False
-        for rule in self.rules:
-            if fnmatchcase(metric, rule.pattern):
-                better = rule.better if rule.better is not None else better
-                threshold = rule.threshold if rule.threshold is not None else threshold
-                tolerance = rule.tolerance if rule.tolerance is not None else tolerance
-                ignore = ignore or rule.ignore
-        return better, threshold, tolerance, ignore
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +91,14 @@ class MetricResult:
     # points or counts).
     noise: Noise | None = None
     band: float | None = None
+    # A metric the configuration keeps for the record (``report_only``): judged and shown,
+    # never beyond tolerance, and its move counts for nothing (``PlatformResult.count``).
+    report_only: bool = False
+
+    @property
+    def counts(self) -> bool:
+        """Whether the verdict counts: a report-only metric's move is counted apart."""
+        return not (self.report_only and self.verdict in MOVED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +117,13 @@ class PlatformResult:
     unavailable: str | None = None
 
     def count(self, verdict: Verdict) -> int:
-        return sum(1 for metric in self.metrics if metric.verdict is verdict)
+        """The metrics with ``verdict`` that count: a report-only metric that moved is
+        counted apart (``report_only_moved``), never as a regression or an improvement."""
+        return sum(1 for metric in self.metrics if metric.verdict is verdict and metric.counts)
+
+    @property
+    def report_only_moved(self) -> int:
+        return sum(1 for metric in self.metrics if not metric.counts)
 
     @property
     def beyond_tolerance(self) -> int:
@@ -155,7 +131,7 @@ class PlatformResult:
 
     @property
     def moved(self) -> bool:
-        return any(metric.verdict in MOVED for metric in self.metrics)
+        return any(metric.verdict in MOVED and metric.counts for metric in self.metrics)
 
     def severity(self) -> tuple[int, ...]:
         """Sort key, worst platform first."""
@@ -179,11 +155,18 @@ class Comparison:
         return tuple(f for platform in self.platforms for f in platform.failures)
 
     def summary(self) -> dict[Verdict, int]:
+        """How many metrics have each verdict; a report-only metric's move is not among
+        them (``report_only_moved``)."""
         counts = dict.fromkeys(Verdict, 0)
         for platform in self.platforms:
             for metric in platform.metrics:
-                counts[metric.verdict] += 1
+                if metric.counts:
+                    counts[metric.verdict] += 1
         return counts
+
+    @property
+    def report_only_moved(self) -> int:
+        return sum(platform.report_only_moved for platform in self.platforms)
 
     @property
     def regressed_beyond_tolerance(self) -> int:
@@ -231,20 +214,22 @@ def _compare_platform(
         base_series, head_series = base.series.get((name, metric)), head.series.get((name, metric))
         present = head_series or base_series
         assert present is not None  # the metric came from one of the two sides
-        better, threshold, tolerance, ignore = policy.resolve(metric, present.scale)
-        if ignore:
+        rule = policy.rule(metric, present.scale)
+        if rule.ignore:
             continue
-        metrics.append(
-            _compare_metric(
-                metric,
-                base_series,
-                head_series,
-                judge=_Judge(better, threshold, tolerance, known.get((name, metric))),
-                base_failed=_covered(metric, base_failures),
-                head_failed=_covered(metric, head_failures),
-                unavailable=unavailable,
-            )
+        result = _compare_metric(
+            metric,
+            base_series,
+            head_series,
+            judge=_Judge(rule.better, rule.threshold, rule.tolerance, known.get((name, metric))),
+            base_failed=_covered(metric, base_failures),
+            head_failed=_covered(metric, head_failures),
+            unavailable=unavailable,
         )
+        if rule.report_only:
+            # Judged like any other, so its row says what happened; never red for it.
+            result = replace(result, beyond_tolerance=False, report_only=True)
+        metrics.append(result)
     failures = [SideFailure("base", name, f.case, f.reason) for f in base_failures]
     failures += [SideFailure("head", name, f.case, f.reason) for f in head_failures]
     return PlatformResult(name, tuple(metrics), tuple(failures), unavailable)

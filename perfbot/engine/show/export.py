@@ -65,6 +65,8 @@ def _metric(metric: MetricResult) -> dict[str, Any]:
         "verdict": metric.verdict.value,
         "beyond_tolerance": metric.beyond_tolerance,
         "note": metric.note or None,
+        # Kept for the record by the configuration: its move is not in "summary".
+        "report_only": metric.report_only,
     }
 
 

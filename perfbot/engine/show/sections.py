@@ -97,6 +97,9 @@ def headline(comparison: Comparison) -> str:
     if summary[Verdict.UNCERTAIN]:
         # Never counted as moves: nothing is known of their noise.
         parts.append(_uncertain(summary[Verdict.UNCERTAIN]))
+    if comparison.report_only_moved:
+        # Moves the configuration keeps for the record: said, never counted as moves.
+        parts.append(_report_only_moved(comparison.report_only_moved))
     if parts:
         return ", ".join(parts)
     if comparison.platforms and all(p.unavailable for p in comparison.platforms):
@@ -145,6 +148,8 @@ def _other(platform: PlatformResult) -> str:
     ):
         if platform.count(verdict):
             parts.append(label.format(platform.count(verdict)))
+    if platform.report_only_moved:
+        parts.append(f"{REPORT_ONLY_MARK} {platform.report_only_moved} report only")
     if platform.unavailable:
         parts.append(f"comparison not available: {platform.unavailable}")
     return ", ".join(parts)
@@ -253,6 +258,8 @@ def _platform_summary(platform: PlatformResult, comparison: Comparison) -> str:
             parts.append(f"{platform.count(verdict)} {verdict.value}")
     if platform.count(Verdict.UNCERTAIN):
         parts.append(_uncertain(platform.count(Verdict.UNCERTAIN)))
+    if platform.report_only_moved:
+        parts.append(_report_only_moved(platform.report_only_moved))
     return ", ".join(parts)
 
 
@@ -267,6 +274,10 @@ def _within(platform: PlatformResult, comparison: Comparison) -> str:
 
 def _uncertain(n: int) -> str:
     return f"{n} uncertain (single run{plural(n)})"
+
+
+def _report_only_moved(n: int) -> str:
+    return f"{count(n, 'report-only metric')} moved"
 
 
 def _failures(platform: PlatformResult) -> Iterator[str]:
@@ -307,8 +318,11 @@ _ROW_ORDER = {
 
 def _row_order(metric: MetricResult) -> tuple[float, int, float, str]:
     magnitude = -abs(metric.change_pct) if metric.change_pct is not None else 0.0
-    # A verdict this table does not know yet sorts just above the unchanged rows.
+    # A verdict this table does not know yet sorts just above the unchanged rows, and a
+    # report-only move after every move that counts.
     order = _ROW_ORDER.get(metric.verdict, _ROW_ORDER[Verdict.UNCHANGED] - 0.5)
+    if not metric.counts:
+        order = _ROW_ORDER[Verdict.NEW] + 0.5
     return (order, 0 if metric.beyond_tolerance else 1, magnitude, metric.name)
 
 
@@ -334,6 +348,8 @@ def _stats(stats: Stats | None) -> str:
 
 def _change(metric: MetricResult, comparison: Comparison) -> str:
     """The change in the metric's own units (percent, points, counts) and its verdict."""
+    if metric.report_only:
+        return _report_only(metric)
     verdict = metric.verdict
     note = f" ({text(metric.note)})" if metric.note else ""
     if verdict is Verdict.NEW:
@@ -358,6 +374,32 @@ def _change(metric: MetricResult, comparison: Comparison) -> str:
     if verdict is Verdict.UNCERTAIN:
         return f"❔ {shown}{note}"
     return f"{shown}{note}"
+
+
+REPORT_ONLY = "report only"
+REPORT_ONLY_MARK = "📝"
+
+
+def _report_only(metric: MetricResult) -> str:
+    """A report-only metric's change: what happened, never red nor orange nor green, and
+    marked as kept for the record (``report_only: true`` in the configuration)."""
+    verdict = metric.verdict
+    if verdict is Verdict.FAILED:
+        return f"❌ {text(metric.note or 'failed')} ({REPORT_ONLY})"
+    words = [verdict.value] if verdict in MOVED else []
+    if metric.note and metric.note != "from zero":
+        words.append(text(metric.note))
+    said = f"({'; '.join([*words, REPORT_ONLY])})"
+    if verdict is Verdict.NEW:
+        return f"🆕 new {said}"
+    if verdict is Verdict.MISSING:
+        return f"➖ missing in PR {said}"
+    if verdict is Verdict.NOT_COMPARABLE:
+        return f"⚪ not comparable {said}"
+    mark = {Verdict.REGRESSED: REPORT_ONLY_MARK, Verdict.IMPROVED: REPORT_ONLY_MARK}.get(
+        verdict, "❔" if verdict is Verdict.UNCERTAIN else ""
+    )
+    return f"{mark} {change_text(metric)} {said}".lstrip()
 
 
 def _noise(metric: MetricResult, open_: bool, *, rerun: bool) -> str:

@@ -30,6 +30,7 @@ from perfbot.engine.read.sides import SideReport
 from perfbot.engine.show.escape import clean
 from perfbot.engine.show.explain import band, beyond_tolerance, change_text, hint
 from perfbot.engine.show.render import format_number, headline
+from perfbot.engine.show.sections import REPORT_ONLY
 
 __all__ = ["change_text", "comparison_table", "run_table", "safe", "wants_colour"]
 
@@ -144,6 +145,10 @@ def _change(metric: MetricResult, comparison: Comparison) -> tuple[str, str, str
     word, code = _WORDS.get(verdict, (str(verdict.value), _YELLOW))
     if note:
         word = f"{word}: {note}" if word else note
+    if metric.report_only:
+        # Kept for the record: said, never coloured as a move.
+        word = f"{word} ({REPORT_ONLY})" if word else REPORT_ONLY
+        code = _DIM if verdict is Verdict.UNCHANGED else None
     return shown, word, code
 
 
