@@ -33,6 +33,7 @@ __all__ = [
     "SideFailure",
     "Stats",
     "Verdict",
+    "Incomparable",
     "compare",
 ]
 
@@ -53,6 +54,15 @@ class Verdict(enum.StrEnum):
 
 
 MOVED = frozenset({Verdict.REGRESSED, Verdict.IMPROVED})
+
+
+class Incomparable(enum.StrEnum):
+    """Why a metric measured on both sides (or on a platform only one side measured) was
+    not compared."""
+
+    SETTINGS = "settings"  # the runs were asked to do different things (-P 1 vs -P 4)
+    UNIT = "unit"  # the two sides report it in different units
+    PLATFORM = "platform"  # its platform has no measurement on the other side
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +104,8 @@ class MetricResult:
     # A metric the configuration keeps for the record (``report_only``): judged and shown,
     # never beyond tolerance, and its move counts for nothing (``PlatformResult.count``).
     report_only: bool = False
+    # Why a NOT_COMPARABLE metric was not compared (the note says it in words).
+    incomparable: Incomparable | None = None
 
     @property
     def counts(self) -> bool:
@@ -281,6 +293,7 @@ def _compare_metric(
             verdict,
             note=note,
             scale=present.scale,
+            incomparable=Incomparable.PLATFORM if verdict is Verdict.NOT_COMPARABLE else None,
         )
     if base.unit != head.unit:
         return MetricResult(
@@ -293,6 +306,7 @@ def _compare_metric(
             Verdict.NOT_COMPARABLE,
             note=f"unit differs ({base.unit} vs {head.unit})",
             scale=head.scale,
+            incomparable=Incomparable.UNIT,
         )
     base_stats, head_stats = Stats.of(base.samples), Stats.of(head.samples)
     differing = _settings_difference(base.settings, head.settings)
@@ -307,6 +321,7 @@ def _compare_metric(
             Verdict.NOT_COMPARABLE,
             note=f"run settings differ: {differing}",
             scale=head.scale,
+            incomparable=Incomparable.SETTINGS,
         )
     move = _judge_move(base, head, (base_stats, head_stats), better=better, judge=judge)
     return MetricResult(

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from perfbot.engine.judge.compare import (
     MOVED,
     Comparison,
+    Incomparable,
     MetricResult,
     PlatformResult,
     Stats,
@@ -107,7 +108,39 @@ def headline(comparison: Comparison) -> str:
         return f"comparison not available ({'; '.join(reasons)})"
     if not comparison.platforms:
         return "no measurements found"
-    return "no change beyond the noise floor"
+    return _nothing_moved(comparison, summary)
+
+
+# Why metrics were not compared, as the headline counts them.
+_INCOMPARABLE: dict[Incomparable | None, str] = {
+    Incomparable.SETTINGS: "run settings differ",
+    Incomparable.UNIT: "units differ",
+    Incomparable.PLATFORM: "a platform measured on one side only",
+}
+
+
+def _nothing_moved(comparison: Comparison, summary: dict[Verdict, int]) -> str:
+    """The headline when nothing moved, failed or went missing: "no change" only where
+    something was compared; what was not compared is said, never left out."""
+    said = []
+    if summary[Verdict.NOT_COMPARABLE]:
+        why: dict[str, int] = {}
+        for platform in comparison.platforms:
+            for metric in platform.metrics:
+                if metric.verdict is Verdict.NOT_COMPARABLE:
+                    reason = _INCOMPARABLE.get(metric.incomparable, "see the rows")
+                    why[reason] = why.get(reason, 0) + 1
+        ranked = sorted(why.items(), key=lambda item: (-item[1], item[0]))
+        reasons = [reason if len(ranked) == 1 else f"{reason} ({n})" for reason, n in ranked]
+        said.append(
+            f"{count(summary[Verdict.NOT_COMPARABLE], 'metric')} not comparable: "
+            f"{', '.join(reasons)}"
+        )
+    if summary[Verdict.NEW]:
+        said.append(count(summary[Verdict.NEW], "new metric"))
+    if summary[Verdict.UNCHANGED] or not said:
+        said.insert(0, "no change beyond the noise floor")
+    return ", ".join(said)
 
 
 def _overview(platforms: tuple[PlatformResult, ...], max_rows: int | None) -> Iterator[str]:
