@@ -66,3 +66,35 @@ def test_each_reason_a_metric_was_not_compared_is_counted() -> None:
 def test_new_metrics_beside_unchanged_ones_are_said() -> None:
     comparison = compare(side({"a": 1.0}), side({"a": 1.0, "b": 2.0, "c": 3.0}))
     assert headline(comparison) == "no change beyond the noise floor, 2 new metrics"
+
+
+def header_rows(body: str) -> list[str]:
+    """For every table header in ``body``, the line after its separator."""
+    lines = body.splitlines()
+    return [lines[i + 2] for i, line in enumerate(lines) if line.startswith("| metric |")]
+
+
+def test_an_open_platform_whose_metrics_are_all_unchanged_shows_no_empty_table() -> None:
+    base = side({"rx.mbps": 10.0, "tx.mbps": 10.0}, platform="lab")
+    failed = FailedCase("lab", "udp", "iperf3 exited 1")
+    head = side({"rx.mbps": 10.0, "tx.mbps": 10.0}, platform="lab", failures=[failed])
+    comparison = compare(base, head)
+    (platform,) = comparison.platforms
+    assert {m.verdict for m in platform.metrics} == {Verdict.UNCHANGED}
+    body = render(comparison)
+    lines = body.splitlines()
+    opened = lines.index("#### <code>lab</code>")
+    # The heading, a blank line, then the folded unchanged rows: no header without rows.
+    assert lines[opened + 1 : opened + 3] == ["", "<details><summary>2 unchanged metrics</summary>"]
+    assert all(row.startswith("| <code>") for row in header_rows(body))
+    assert "❌ <code>udp</code> (PR): iperf3 exited 1  " in lines
+
+
+def test_a_platform_with_only_a_failed_case_shows_no_table() -> None:
+    base = side({}, platform="lab", failures=[FailedCase("lab", "udp", "iperf3 exited 1")])
+    head = side({}, platform="lab", failures=[FailedCase("lab", "udp", "iperf3 exited 1")])
+    body = render(compare(base, head))
+    assert "| metric |" not in body
+    lines = body.splitlines()
+    opened = lines.index("#### <code>lab</code>")
+    assert lines[opened + 1 : opened + 3] == ["", "❌ <code>udp</code> (base): iperf3 exited 1  "]

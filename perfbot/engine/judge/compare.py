@@ -25,6 +25,7 @@ from perfbot.model import Better, FailedCase, Scale, Settings
 __all__ = [
     "MOVED",
     "Comparison",
+    "Incomparable",
     "MetricResult",
     "MetricRule",
     "NoiseKnowledge",
@@ -33,7 +34,6 @@ __all__ = [
     "SideFailure",
     "Stats",
     "Verdict",
-    "Incomparable",
     "compare",
 ]
 

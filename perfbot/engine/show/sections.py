@@ -239,8 +239,9 @@ def _platform_section(platform: PlatformResult, table: _Table) -> Iterator[str]:
     others.sort(key=_row_order)
     if _stays_open(platform):
         yield f"#### {code(platform.name)}"
-        yield ""
-        yield from table.rows(others, open_=True)
+        if others:  # never an empty table's header above the folded unchanged rows
+            yield ""
+            yield from table.rows(others, open_=True)
         yield from _folded_rows(unchanged, table)
         yield from _failures(platform)
         if table.level < NO_UNCHANGED_ROWS:
