@@ -106,6 +106,10 @@ class MetricResult:
     report_only: bool = False
     # Why a NOT_COMPARABLE metric was not compared (the note says it in words).
     incomparable: Incomparable | None = None
+    # The same code gives the same numbers: the format's prior says so, or measurements
+    # of the same commit never differed (a learned spread of zero). Never re-run to
+    # confirm (``confirm.pending``), whatever the store holds.
+    deterministic: bool = False
 
     @property
     def counts(self) -> bool:
@@ -324,6 +328,8 @@ def _compare_metric(
             incomparable=Incomparable.SETTINGS,
         )
     move = _judge_move(base, head, (base_stats, head_stats), better=better, judge=judge)
+    prior = base.deterministic and head.deterministic
+    repeats_exactly = judge.learned is not None and judge.learned.exact
     return MetricResult(
         name,
         head.unit,
@@ -337,6 +343,7 @@ def _compare_metric(
         scale=head.scale,
         noise=move.noise,
         band=move.band,
+        deterministic=prior or repeats_exactly,
     )
 
 
