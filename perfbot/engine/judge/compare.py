@@ -101,6 +101,9 @@ class MetricResult:
     # points or counts).
     noise: Noise | None = None
     band: float | None = None
+    # The same band's half-width in the metric's own unit (ms, Mbps), for a ratio metric
+    # whose band in percent is too wide to read; None where the noise does not say.
+    unit_band: float | None = None
     # A metric the configuration keeps for the record (``report_only``): judged and shown,
     # never beyond tolerance, and its move counts for nothing (``PlatformResult.count``).
     report_only: bool = False
@@ -343,6 +346,7 @@ def _compare_metric(
         scale=head.scale,
         noise=move.noise,
         band=move.band,
+        unit_band=move.unit_band,
         deterministic=prior or repeats_exactly,
     )
 
@@ -367,6 +371,7 @@ class _Move:
     beyond: bool = False
     noise: Noise | None = None
     band: float | None = None
+    unit_band: float | None = None
 
 
 def _judge_move(
@@ -399,15 +404,23 @@ def _judge_move(
     error = noise_model.standard_error(noise, len(base_units), len(head_units))
     reach = noise_model.critical(noise.df) * error
     band = _band_in_change_units(reach, head.scale)
+    unit_band = None
+    if noise.unit_sigma is not None and head.scale is Scale.RATIO:
+        runs = math.sqrt(1 / len(base_units) + 1 / len(head_units))
+        unit_band = noise_model.critical(noise.df) * noise.unit_sigma * runs
+
+    def judged(verdict: Verdict, note: str = "", beyond_tolerance: bool = False) -> _Move:
+        return _Move(verdict, change, note, beyond_tolerance, noise, band, unit_band)
+
     if abs(difference) <= reach and not _robustly_moved(base_units, head_units):
-        return _Move(Verdict.UNCHANGED, change, "within noise", noise=noise, band=band)
+        return judged(Verdict.UNCHANGED, "within noise")
     if len(base_units) == len(head_units) == 1 and _tailed(noise, head.scale):
         # One run against one: nothing but the learned noise says whether the move is
         # real, and that noise has tails its spread understates.
-        return _Move(Verdict.UNCERTAIN, change, TAILED_NOTE, noise=noise, band=band)
+        return judged(Verdict.UNCERTAIN, TAILED_NOTE)
     if not noise_model.ranks_agree(base_units, head_units):
-        return _Move(Verdict.UNCHANGED, change, "runs overlap", noise=noise, band=band)
-    return _Move(moved, change, "", beyond, noise, band)
+        return judged(Verdict.UNCHANGED, "runs overlap")
+    return judged(moved, "", beyond)
 
 
 TAILED_NOTE = "single run of a metric with outlier runs"

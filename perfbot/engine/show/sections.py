@@ -447,7 +447,8 @@ def _noise(metric: MetricResult, open_: bool, *, rerun: bool) -> str:
     shown = band(metric)
     if shown is None:
         return ""
-    cell = f"{shown.width}, {text(shown.evidence, 100)}"
+    unit = f" {text(shown.unit, 20)}" if shown.unit else ""
+    cell = f"{shown.width}{unit}, {text(shown.evidence, 100)}"
     return f"{cell}: {shown.confidence}" if shown.confidence else cell
 
 

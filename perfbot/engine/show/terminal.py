@@ -172,7 +172,8 @@ def _noise(metric: MetricResult) -> str:
     shown = band(metric)
     if shown is None:
         return ""
-    cell = f"{shown.width}, {safe(shown.evidence, 100)}"
+    unit = f" {safe(shown.unit, 20)}" if shown.unit else ""
+    cell = f"{shown.width}{unit}, {safe(shown.evidence, 100)}"
     return f"{cell}: {shown.confidence}" if shown.confidence else cell
 
 
