@@ -451,8 +451,14 @@ JSON_CASES: dict[str, Report] = {
         ),
     ),
     "json-huge-array": Report(
+        # The broken last item is a failed case; the 200,000 before it are read (and drop
+        # the tables from a comment that must stay within GitHub's limit).
         lambda: head_file(perfbot_json([metric(str(i)) for i in range(200_000)] + [7]), store=True),
-        failed_file("hostile.json", "metrics[200000] must be an object, got a number"),
+        (
+            "hostile.json (PR): ",
+            "metrics[200000] must be an object, got a number",
+            "200000 not comparable",
+        ),
     ),
     "json-huge-values-array": Report(
         lambda: head_file(perfbot_json([{"name": "x", "values": [1] * 1_000_000}]), store=True),
