@@ -3,22 +3,32 @@
 A move counts only when it clears both the noise floor (``Policy.threshold``: a change
 too small to matter) and the metric's noise (``perfbot.engine.judge.noise``: a change too
 small to be told from chance). Ratio metrics are judged in percent, loss percentages in
-percentage points and counters in counts, each with its own floor and tolerance.
+percentage points and counters in counts, each with its own floor and tolerance. What a
+comparison holds (verdicts, statistics, failures) is defined in ``results.py``.
 """
 
 from __future__ import annotations
 
-import enum
 import math
 import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from perfbot.engine.judge import noise as noise_model
 from perfbot.engine.judge.noise import Noise
 from perfbot.engine.judge.policy import MetricRule, Policy
-from perfbot.engine.judge.stats import median
+from perfbot.engine.judge.results import (
+    MOVED,
+    Comparison,
+    Incomparable,
+    MetricResult,
+    PlatformResult,
+    Side,
+    SideFailure,
+    SideRunsLeftOut,
+    Stats,
+    Verdict,
+)
 from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better, FailedCase, Scale, Settings
 
@@ -31,166 +41,13 @@ __all__ = [
     "NoiseKnowledge",
     "PlatformResult",
     "Policy",
+    "Side",
     "SideFailure",
+    "SideRunsLeftOut",
     "Stats",
     "Verdict",
     "compare",
 ]
-
-Side = Literal["base", "head"]
-
-
-class Verdict(enum.StrEnum):
-    REGRESSED = "regressed"
-    IMPROVED = "improved"
-    UNCHANGED = "unchanged"
-    NEW = "new"
-    MISSING = "missing"
-    FAILED = "failed"
-    NOT_COMPARABLE = "not comparable"
-    # Moved beyond the floor, but its noise is unknown (one run of a stochastic tool,
-    # never measured before): shown with its change, never called a regression.
-    UNCERTAIN = "uncertain"
-
-
-MOVED = frozenset({Verdict.REGRESSED, Verdict.IMPROVED})
-
-
-class Incomparable(enum.StrEnum):
-    """Why a metric measured on both sides (or on a platform only one side measured) was
-    not compared."""
-
-    SETTINGS = "settings"  # the runs were asked to do different things (-P 1 vs -P 4)
-    UNIT = "unit"  # the two sides report it in different units
-    PLATFORM = "platform"  # its platform has no measurement on the other side
-
-
-@dataclass(frozen=True, slots=True)
-class Stats:
-    """Median and spread of one side's samples."""
-
-    value: float
-    low: float
-    high: float
-    samples: tuple[float, ...]
-
-    @classmethod
-    def of(cls, samples: Iterable[float]) -> Stats:
-        values = tuple(samples)
-        return cls(median(values), min(values), max(values), values)
-
-    @property
-    def n(self) -> int:
-        return len(self.samples)
-
-
-@dataclass(frozen=True, slots=True)
-class MetricResult:
-    name: str
-    unit: str
-    better: Better
-    base: Stats | None
-    head: Stats | None
-    change_pct: float | None
-    verdict: Verdict
-    beyond_tolerance: bool = False
-    note: str = ""
-    scale: Scale = Scale.RATIO
-    # The noise the move was judged against (None: unknown, or not judged), and the
-    # half-width of the band a move had to leave, in the change's units (percent,
-    # points or counts).
-    noise: Noise | None = None
-    band: float | None = None
-    # The same band's half-width in the metric's own unit (ms, Mbps), for a ratio metric
-    # whose band in percent is too wide to read; None where the noise does not say.
-    unit_band: float | None = None
-    # A metric the configuration keeps for the record (``report_only``): judged and shown,
-    # never beyond tolerance, and its move counts for nothing (``PlatformResult.count``).
-    report_only: bool = False
-    # Why a NOT_COMPARABLE metric was not compared (the note says it in words).
-    incomparable: Incomparable | None = None
-    # The same code gives the same numbers: the format's prior says so, or measurements
-    # of the same commit never differed (a learned spread of zero). Never re-run to
-    # confirm (``confirm.pending``), whatever the store holds.
-    deterministic: bool = False
-
-    @property
-    def counts(self) -> bool:
-        """Whether the verdict counts: a report-only metric's move is counted apart."""
-        return not (self.report_only and self.verdict in MOVED)
-
-
-@dataclass(frozen=True, slots=True)
-class SideFailure:
-    side: Side
-    platform: str
-    case: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class PlatformResult:
-    name: str
-    metrics: tuple[MetricResult, ...]
-    failures: tuple[SideFailure, ...]
-    unavailable: str | None = None
-
-    def count(self, verdict: Verdict) -> int:
-        """The metrics with ``verdict`` that count: a report-only metric that moved is
-        counted apart (``report_only_moved``), never as a regression or an improvement."""
-        return sum(1 for metric in self.metrics if metric.verdict is verdict and metric.counts)
-
-    @property
-    def report_only_moved(self) -> int:
-        return sum(1 for metric in self.metrics if not metric.counts)
-
-    @property
-    def beyond_tolerance(self) -> int:
-        return sum(1 for metric in self.metrics if metric.beyond_tolerance)
-
-    @property
-    def moved(self) -> bool:
-        return any(metric.verdict in MOVED and metric.counts for metric in self.metrics)
-
-    def severity(self) -> tuple[int, ...]:
-        """Sort key, worst platform first."""
-        return (
-            -self.beyond_tolerance,
-            -self.count(Verdict.REGRESSED),
-            -len(self.failures) - self.count(Verdict.FAILED),
-            -self.count(Verdict.MISSING),
-            -self.count(Verdict.IMPROVED),
-            0 if self.unavailable else 1,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    platforms: tuple[PlatformResult, ...]
-    policy: Policy = field(default_factory=Policy)
-
-    @property
-    def failures(self) -> tuple[SideFailure, ...]:
-        return tuple(f for platform in self.platforms for f in platform.failures)
-
-    def summary(self) -> dict[Verdict, int]:
-        """How many metrics have each verdict; a report-only metric's move is not among
-        them (``report_only_moved``)."""
-        counts = dict.fromkeys(Verdict, 0)
-        for platform in self.platforms:
-            for metric in platform.metrics:
-                if metric.counts:
-                    counts[metric.verdict] += 1
-        return counts
-
-    @property
-    def report_only_moved(self) -> int:
-        return sum(platform.report_only_moved for platform in self.platforms)
-
-    @property
-    def regressed_beyond_tolerance(self) -> int:
-        return sum(platform.beyond_tolerance for platform in self.platforms)
-
 
 # What is known of the noise of each (platform, metric), learned from earlier runs.
 NoiseKnowledge = Mapping[tuple[str, str], Noise]
@@ -251,7 +108,9 @@ def _compare_platform(
         metrics.append(result)
     failures = [SideFailure("base", name, f.case, f.reason) for f in base_failures]
     failures += [SideFailure("head", name, f.case, f.reason) for f in head_failures]
-    return PlatformResult(name, tuple(metrics), tuple(failures), unavailable)
+    left_out = [SideRunsLeftOut("base", runs) for runs in base.left_out if runs.platform == name]
+    left_out += [SideRunsLeftOut("head", runs) for runs in head.left_out if runs.platform == name]
+    return PlatformResult(name, tuple(metrics), tuple(failures), unavailable, tuple(left_out))
 
 
 def _covered(metric: str, failures: list[FailedCase]) -> bool:

@@ -85,6 +85,7 @@ def combine(earlier: Mapping[Key, Sequence[float]], side: SideReport) -> SideRep
         files_read=side.files_read,
         unreadable=list(side.unreadable),
         formats_seen=dict(side.formats_seen),
+        left_out=list(side.left_out),
     )
     for key, series in side.series.items():
         samples = [*earlier.get(key, ()), *series.samples]
