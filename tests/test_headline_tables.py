@@ -41,6 +41,9 @@ def test_a_comparison_with_nothing_compared_says_so() -> None:
         "### Performance report: 8 metrics not comparable: run settings differ"
     )
     assert "no change" not in body
+    assert (
+        "<details><summary><code>lab</code>: 8 not comparable</summary>" in body
+    )  # not "0 unchanged, …"
     table = terminal.comparison_table(comparison)
     assert table.startswith("Performance report: 8 metrics not comparable: run settings differ\n")
 

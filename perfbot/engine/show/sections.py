@@ -295,7 +295,8 @@ def _platform_summary(platform: PlatformResult, comparison: Comparison) -> str:
     total = len(platform.metrics)
     if _quiet(platform):
         return f"all {count(total, 'metric')} unchanged ({_within(platform, comparison)})"
-    parts = [f"{platform.count(Verdict.UNCHANGED)} unchanged"]
+    unchanged = platform.count(Verdict.UNCHANGED)
+    parts = [f"{unchanged} unchanged"] if unchanged else []  # never "0 unchanged"
     if _failed(platform):
         parts.append(f"{_failed(platform)} failed")
     for verdict in (Verdict.MISSING, Verdict.NEW, Verdict.NOT_COMPARABLE):
