@@ -237,6 +237,22 @@ def named_reason(reason: str) -> bytes:
     )
 
 
+def runs_disagree(case: str, setting: str) -> bytes:
+    """Two head runs of case ``case`` (perfbot JSON version 2) whose settings disagree: the
+    second ran with ``mode`` set to ``setting``, so its file is left out and said so."""
+
+    def run(mode: str) -> str:
+        entry = metric("rx", 100.0, unit="Mbps", settings={"mode": mode})
+        return json.dumps({"perfbot": 2, "metrics": [entry]})
+
+    return with_normal(
+        {
+            f"head/{PLATFORM}/{case}_1.json": run("plain"),
+            f"head/{PLATFORM}/{case}_2.json": run(setting),
+        }
+    )
+
+
 def iperf3_error_case(case: str) -> bytes:
     """An iperf3 error file whose file name (so its case name) is ``case``."""
     error = json.dumps(

@@ -143,6 +143,13 @@ def _read(document: object) -> tuple[list[tuple[str, str, float]], list[str]]:
     return values, [reason for _, reason in side.unreadable]
 
 
+def _refused(document: object) -> list[str]:
+    """Why the file, or an item of it, was not read: a broken file is unreadable, a broken
+    item a failed case of the file (its other items are read)."""
+    side = read_side([ReportFile("b.json", json.dumps(document).encode())])
+    return [failure.reason for failure in side.failures if failure.case == "b.json"]
+
+
 def test_version_2_reads_scale_settings_and_whole_platform_failures() -> None:
     document = {
         "perfbot": 2,
@@ -194,11 +201,10 @@ def test_version_2_reads_scale_settings_and_whole_platform_failures() -> None:
         ),
     ],
 )
-def test_version_2_refuses_broken_documents_naming_the_field(
+def test_version_2_refuses_broken_documents_and_items_naming_the_field(
     document: object, message: str
 ) -> None:
-    _, unreadable = _read(document)
-    (reason,) = unreadable
+    (reason,) = _refused(document)
     assert message in reason
 
 
@@ -274,5 +280,6 @@ def test_what_perfbot_writes_is_valid_version_2(
 )
 def test_the_schema_refuses_what_the_reader_refuses(document: Any, validator: Any) -> None:
     assert not validator.is_valid(document)
-    _, unreadable = _read(document)
-    assert len(unreadable) == 1
+    values, _ = _read(document)
+    assert values == []
+    assert len(_refused(document)) == 1

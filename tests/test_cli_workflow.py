@@ -195,7 +195,8 @@ def test_exit_zero_reports_a_missing_or_unreadable_baseline_as_not_available(
 ) -> None:
     baseline = tmp_path / "baseline.json"
     if broken == "unreadable":
-        baseline.write_text('{"perfbot": 2, "kind": "baseline", "metrics": [{"name": 1}]}')
+        # Broken as a whole (a broken item alone would be a failed case of the file).
+        baseline.write_text('{"perfbot": 2, "kind": "baseline", "metrics": {"name": 1}}')
     markdown = tmp_path / "report.md"
     argv = ["compare", "--baseline", str(baseline), str(ZPERF_BASE), "--markdown", str(markdown)]
     assert main(argv) == 2

@@ -1,16 +1,32 @@
-"""The demo comment and a noisy one, byte for byte: any change to the look is deliberate.
+"""The demo comment, a noisy one and the comments of what went wrong in a report, byte for
+byte: any change to the look is deliberate.
 
 After an intended change, regenerate with:
     .venv/bin/perfbot compare examples/demo --exit-zero > tests/golden/demo.md
     .venv/bin/python -m tests.test_golden > tests/golden/noise.md
+    for name in not_comparable bad_entry runs_left_out; do
+        .venv/bin/perfbot compare tests/data/golden/$name --exit-zero > tests/golden/$name.md
+    done
+
+The trees under tests/data/golden/ (see tests/data/README.md): ``not_comparable``, every
+metric run with other settings on the PR (real iperf3 -P 1 against -P 2: the headline
+says so, never "no change"); ``bad_entry``, a github-action-benchmark file with one entry
+whose name holds a newline (a failed case naming it; the file's other metrics compared,
+all unchanged: an open platform with no empty table); ``runs_left_out``, three base runs
+of one case, one with -P 2 and one with -O 1 (one line naming the files and only the
+settings that differ).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
+
 from perfbot.engine.judge.compare import Comparison, compare
+from perfbot.engine.judge.judgement import judge_report
 from perfbot.engine.judge.noise import Noise, Source
+from perfbot.engine.read.report import read_report
 from perfbot.engine.read.sides import ReportFile, SideReport, read_side
 from perfbot.engine.show.render import Footer, RenderContext, render
 from perfbot.model import Better, Measurement, Scale, settings_of
@@ -32,6 +48,27 @@ def test_demo_comment_matches_the_golden_file() -> None:
     body = render(compare(read_side(side_files("base")), read_side(side_files("head"))))
     expected = (REPO / "tests" / "golden" / "demo.md").read_text(encoding="utf-8")
     assert body == expected
+
+
+WHAT_WENT_WRONG = ("not_comparable", "bad_entry", "runs_left_out")
+
+
+def what_went_wrong(name: str) -> str:
+    """The comment ``perfbot compare tests/data/golden/NAME`` writes."""
+    root = REPO / "tests" / "data" / "golden" / name
+    files = [
+        ReportFile(path.relative_to(root).as_posix(), path.read_bytes())
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    ]
+    judged = judge_report(read_report(files))
+    return render(judged.comparison, RenderContext(notices=judged.notices))
+
+
+@pytest.mark.parametrize("name", WHAT_WENT_WRONG)
+def test_what_went_wrong_matches_its_golden_file(name: str) -> None:
+    expected = (REPO / "tests" / "golden" / f"{name}.md").read_text(encoding="utf-8")
+    assert what_went_wrong(name) == expected
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ from tests.hostile import (
     normal_files,
     nul_in_name,
     perfbot_json,
+    runs_disagree,
     stored,
     symlink,
     visible,
@@ -451,8 +452,14 @@ JSON_CASES: dict[str, Report] = {
         ),
     ),
     "json-huge-array": Report(
+        # The broken last item is a failed case; the 200,000 before it are read (and drop
+        # the tables from a comment that must stay within GitHub's limit).
         lambda: head_file(perfbot_json([metric(str(i)) for i in range(200_000)] + [7]), store=True),
-        failed_file("hostile.json", "metrics[200000] must be an object, got a number"),
+        (
+            "hostile.json (PR): ",
+            "metrics[200000] must be an object, got a number",
+            "200000 not comparable",
+        ),
     ),
     "json-huge-values-array": Report(
         lambda: head_file(perfbot_json([{"name": "x", "values": [1] * 1_000_000}]), store=True),
@@ -684,6 +691,14 @@ NAME_CASES: dict[str, Report] = {
     ),
     "case-name-html": Report(
         lambda: iperf3_error_case("<img src=x onerror=alert(1)>"), ("<img src=x onerror=alert(1)>",)
+    ),
+    "runs-left-out-names-and-settings": Report(
+        lambda: runs_disagree("@mallory #42", "@admin #7 <img src=x> `x` | https://evil.example"),
+        (
+            # A setting's value is cut at 40 characters on its own; the sentence is whole.
+            "@mallory #42 (PR): @mallory #42_2.json ran with mode @admin #7 <img src=x> `x` | "
+            "https://evi…; kept @mallory #42_1.json (mode plain)",
+        ),
     ),
     "reason-everything": Report(
         lambda: named_reason(

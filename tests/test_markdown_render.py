@@ -28,6 +28,7 @@ from perfbot.engine.show.render import RenderContext, render
 from perfbot.model import FailedCase
 from tests.builders import side
 from tests.paths import REPO
+from tests.test_golden import WHAT_WENT_WRONG, what_went_wrong
 from tests.test_mermaid import hostile_strings
 
 GITHUB_EXTENSIONS = ["table", "strikethrough", "autolink", "tagfilter"]
@@ -251,6 +252,16 @@ def test_the_golden_comment_renders_as_laid_out() -> None:
     assert table_widths(demo()) == [5, 4, 4, 4, 4, 5, 4]
     assert [len(t.find("tr")) - 1 for t in root.find("table")][:3] == [3, 2, 6]
     assert root.find("h3")[0].text().startswith("Performance report: 1 regression")
+
+
+@pytest.mark.parametrize("name", WHAT_WENT_WRONG)
+def test_the_comments_of_what_went_wrong_render_with_no_empty_table(name: str) -> None:
+    body = what_went_wrong(name)
+    root = assert_structure(body)
+    tables = root.find("table")
+    assert len(tables) == len(table_widths(body)) > 0
+    # Every table GitHub draws has rows under its header.
+    assert all(len(table.find("tr")) >= 2 for table in tables)
 
 
 def test_a_comment_of_every_hostile_name_keeps_its_structure() -> None:

@@ -52,7 +52,7 @@ def test_samples_of_repeated_runs_are_grouped() -> None:
         pytest.param(b"\x00\x01binary", "binary file", id="binary"),
         pytest.param(b"\xff\xfe caf\xe9", "not UTF-8 text", id="latin1"),
         pytest.param(b"hello world\n", "not a supported report format", id="unknown"),
-        pytest.param(b'{"perfbot": 1, "metrics": [{"name": "x"}]}', "could not read as", id="bad"),
+        pytest.param(b'{"perfbot": 1, "metrics": {"name": "x"}}', "could not read as", id="bad"),
     ],
 )
 def test_unreadable_files_are_named_with_a_reason(data: bytes, reason: str) -> None:

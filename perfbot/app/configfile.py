@@ -336,7 +336,7 @@ def _read_metrics(value: object, file: _File) -> None:
     file.rules = tuple(rule for rule in rules if rule is not None)
 
 
-_RULE_KEYS = ("better", "threshold", "tolerance", "ignore")
+_RULE_KEYS = ("better", "threshold", "tolerance", "ignore", "report_only")
 
 
 def _metric_rule(pattern: object, body: object, file: _File) -> MetricRule | None:
@@ -362,6 +362,7 @@ _RULE_EXPECTED = {
     "threshold": "a number ≥ 0",
     "tolerance": "a number ≥ 0",
     "ignore": "true or false",
+    "report_only": "true or false",
 }
 
 
@@ -369,7 +370,7 @@ def _rule_setting(key: str, value: object) -> object | None:
     if key == "better":
         word = value.lower() if isinstance(value, str) else None
         return Better(word) if word in ("higher", "lower") else None
-    if key == "ignore":
+    if key in ("ignore", "report_only"):
         return value if isinstance(value, bool) else None
     return _percent(value)
 

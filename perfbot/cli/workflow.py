@@ -45,7 +45,8 @@ def annotation_lines(comparison: Comparison) -> list[str]:
     """One notice per platform that moved, one warning per regression beyond tolerance."""
     lines = []
     for platform in comparison.platforms:
-        moved = [metric for metric in platform.metrics if metric.verdict in MOVED]
+        # A report-only metric's move is kept for the record, not announced.
+        moved = [m for m in platform.metrics if m.verdict in MOVED and m.counts]
         if not moved:
             continue
         shown = ", ".join(_move(metric) for metric in moved[:MAX_MOVES_SHOWN])

@@ -95,7 +95,7 @@ def test_object_with_one_key_is_enough(key: str, better: Better) -> None:
     assert [m.better for m in parsed.measurements] == [better]
 
 
-# --- broken files --------------------------------------------------------------------------
+# --- broken files and broken entries ------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -104,27 +104,6 @@ def test_object_with_one_key_is_enough(key: str, better: Better) -> None:
         ([], "the file has no benchmark entries"),
         ({"customBiggerIsBetter": []}, "the file has no benchmark entries"),
         ({"customBiggerIsBetter": [], "customSmallerIsBetter": []}, "no benchmark entries"),
-        ([entry(), 3], "[1] must be an object with name, unit and value, got a number"),
-        ([entry(), entry(value="fast")], '[1].value must be a finite number, got "fast"'),
-        ([entry(value=None)], "[0].value must be a finite number, got null"),
-        ([entry(value=True)], "[0].value must be a finite number, got true"),
-        ([entry(value=[1])], "[0].value must be a finite number, got [1]"),
-        ([entry(value="nan")], '[0].value must be a finite number, got "nan"'),
-        ([entry(value="1e999")], '[0].value must be a finite number, got "1e999"'),
-        ([{"name": "a", "unit": "ms"}], "[0].value is missing"),
-        ([{"name": "a", "value": 1}], "[0].unit is missing"),
-        ([{"unit": "ms", "value": 1}], "[0].name is missing"),
-        ([entry(name="")], "[0].name must be a non-empty string"),
-        ([entry(name="  ")], "[0].name must be a non-empty string"),
-        ([entry(name="n" * 201)], "[0].name must be at most 200 characters long, got 201"),
-        ([entry(name="a\nb")], "[0].name must not contain control characters"),
-        ([{"name": 7, "unit": "", "value": 1}], "[0].name must be a non-empty string, got 7"),
-        ([{"name": "a", "unit": None, "value": 1}], "[0].unit must be a string, got null"),
-        ([entry(unit="m\ns")], "[0].unit must not contain control characters"),
-        (
-            {"customSmallerIsBetter": [entry(), entry(), entry(value="x")]},
-            "customSmallerIsBetter[2].value must be a finite number",
-        ),
         ({"customBiggerIsBetter": {"a": 1}}, "customBiggerIsBetter must be an array, got an obj"),
         ({"benchmarks": []}, "got an object without either key"),
         ('"hello"', "expected a JSON array of entries, or an object with customBiggerIsBetter"),
@@ -132,8 +111,58 @@ def test_object_with_one_key_is_enough(key: str, better: Better) -> None:
         ("null", "got null"),
     ],
 )
-def test_broken_file_names_the_entry(document: Any, message: str) -> None:
+def test_broken_file_says_why(document: Any, message: str) -> None:
     assert message in parse_error(document).reason
+
+
+# (the broken entry, the message naming it); each is the file's second entry, or the
+# third of customSmallerIsBetter.
+BROKEN_ENTRIES: list[tuple[Any, str]] = [
+    (3, "[1] must be an object with name, unit and value, got a number"),
+    (entry(value="fast"), '[1].value must be a finite number, got "fast"'),
+    (entry(value=None), "[1].value must be a finite number, got null"),
+    (entry(value=True), "[1].value must be a finite number, got true"),
+    (entry(value=[1]), "[1].value must be a finite number, got [1]"),
+    (entry(value="nan"), '[1].value must be a finite number, got "nan"'),
+    (entry(value="1e999"), '[1].value must be a finite number, got "1e999"'),
+    ({"name": "a", "unit": "ms"}, "[1].value is missing"),
+    ({"name": "a", "value": 1}, "[1].unit is missing"),
+    ({"unit": "ms", "value": 1}, "[1].name is missing"),
+    (entry(name=""), "[1].name must be a non-empty string"),
+    (entry(name="  "), "[1].name must be a non-empty string"),
+    (entry(name="n" * 201), "[1].name must be at most 200 characters long, got 201"),
+    (entry(name="a\nb"), "[1].name must not contain control characters"),
+    ({"name": 7, "unit": "", "value": 1}, "[1].name must be a non-empty string, got 7"),
+    ({"name": "a", "unit": None, "value": 1}, "[1].unit must be a string, got null"),
+    (entry(unit="m\ns"), "[1].unit must not contain control characters"),
+]
+
+
+@pytest.mark.parametrize(("broken", "message"), BROKEN_ENTRIES)
+def test_a_broken_entry_is_a_failed_case_and_the_others_are_read(broken: Any, message: str) -> None:
+    parsed = parse([entry("rx", 941.0), broken, entry("rtt", 120.0)], path="lab/bench.json")
+    assert [m.metric for m in parsed.measurements] == ["rx", "rtt"]
+    (failure,) = parsed.failures
+    assert failure.platform == "ctx"
+    assert failure.case == "lab/bench.json"  # the file; the reason names the entry
+    assert message in failure.reason
+
+
+def test_a_broken_entry_of_the_object_names_its_array() -> None:
+    document = {"customSmallerIsBetter": [entry(), entry(), entry(value="x")]}
+    parsed = parse(document)
+    assert len(parsed.measurements) == 2
+    (failure,) = parsed.failures
+    assert "customSmallerIsBetter[2].value must be a finite number" in failure.reason
+
+
+def test_a_file_of_broken_entries_only_is_read_as_failed_cases() -> None:
+    parsed = parse([entry(value="fast"), 3])
+    assert parsed.measurements == ()
+    assert [f.reason for f in parsed.failures] == [
+        '[0].value must be a finite number, got "fast"',
+        "[1] must be an object with name, unit and value, got a number",
+    ]
 
 
 def test_longest_name_is_accepted() -> None:
@@ -147,8 +176,8 @@ def test_non_finite_constants_are_refused(constant: str) -> None:
 
 
 def test_overflowing_literal_is_refused() -> None:
-    error = parse_error('[{"name": "a", "unit": "ms", "value": 1e999}]')
-    assert "[0].value must be a finite number" in error.reason
+    (failure,) = parse('[{"name": "a", "unit": "ms", "value": 1e999}]').failures
+    assert "[0].value must be a finite number" in failure.reason
 
 
 def test_deep_nesting_is_a_parse_error() -> None:
@@ -157,8 +186,8 @@ def test_deep_nesting_is_a_parse_error() -> None:
 
 
 def test_moderate_nesting_is_judged_by_shape() -> None:
-    error = parse_error("[" * 70 + "]" * 70)
-    assert "must be an object" in error.reason
+    (failure,) = parse("[" * 70 + "]" * 70).failures
+    assert "must be an object" in failure.reason
 
 
 def test_integer_literal_too_long_for_python_is_a_parse_error() -> None:
@@ -172,7 +201,8 @@ def test_truncated_file_is_a_parse_error() -> None:
 
 
 def test_hostile_values_are_shortened_in_messages() -> None:
-    assert len(parse_error([entry(value="9" * 100_000 + "x")]).reason) < 200
+    (failure,) = parse([entry(value="9" * 100_000 + "x")]).failures
+    assert len(failure.reason) < 200
 
 
 # --- detection -----------------------------------------------------------------------------

@@ -108,8 +108,9 @@ def test_non_finite_constants_are_refused(constant: str) -> None:
 
 @pytest.mark.parametrize("literal", ["1e999", "-1e999", "1" + "0" * 400])
 def test_numbers_beyond_a_double_are_refused(literal: str) -> None:
-    error = parse_error(f'{{"perfbot": 1, "metrics": [{{"name": "a", "values": [1, {literal}]}}]}}')
-    assert "metrics[0].values[1] must be a finite number" in error.reason
+    text = f'{{"perfbot": 1, "metrics": [{{"name": "a", "values": [1, {literal}]}}]}}'
+    (failure,) = parse(text).failures
+    assert "metrics[0].values[1] must be a finite number" in failure.reason
 
 
 def test_hostile_nesting_is_a_parse_error() -> None:
@@ -118,8 +119,8 @@ def test_hostile_nesting_is_a_parse_error() -> None:
 
 
 def test_hostile_values_are_shortened_in_messages() -> None:
-    error = parse_error(report(metric(better="u" * 10_000)))
-    assert len(error.reason) < 200
+    (failure,) = parse(report(metric(better="u" * 10_000))).failures
+    assert len(failure.reason) < 200
 
 
 def test_integer_literal_too_long_for_python_is_a_parse_error() -> None:
@@ -127,11 +128,13 @@ def test_integer_literal_too_long_for_python_is_a_parse_error() -> None:
     assert "long number" in error.reason
 
 
-# --- invalid documents: each names the offending field -------------------------------------
+# --- invalid documents and invalid items: each names the offending field ------------------
 
 # (document, the part of the message that names the field). The schema must refuse each one
-# too: see test_schema_and_parser_agree_on_invalid_documents.
-INVALID: list[tuple[Any, str]] = [
+# too: see test_schema_and_parser_agree_on_invalid_documents. A broken item of metrics or
+# failures costs that item only (BROKEN_ITEMS); anything else, the whole file (INVALID).
+_ITEMS = ("metrics[", "failures[")
+REFUSED: list[tuple[Any, str]] = [
     ([], "the document must be a JSON object, got an array"),
     ("null", "the document must be a JSON object, got null"),
     ({"metrics": [metric()]}, '"perfbot" (the format version) is missing'),
@@ -177,12 +180,18 @@ INVALID: list[tuple[Any, str]] = [
     (report(failures=[{"case": "c", "reason": ""}]), "failures[0].reason must be a non-empty"),
     (report(failures=[{"case": "c", "reason": 3}]), "failures[0].reason must be a non-empty"),
     (report(failures=[{"case": "", "reason": "r"}]), "failures[0].case must be 1 to 200"),
-    (report(failures=[{"case": "c", "reason": "r", "why": 1}]), 'unknown key "why"'),
+    (
+        report(failures=[{"case": "c", "reason": "r", "why": 1}]),
+        'failures[0] has an unknown key "why"',
+    ),
     (
         report(failures=[{"case": "c", "reason": "r", "platform": None}]),
         "failures[0].platform must be a string, got null",
     ),
 ]
+
+INVALID = [(doc, message) for doc, message in REFUSED if not message.startswith(_ITEMS)]
+BROKEN_ITEMS = [(doc, message) for doc, message in REFUSED if message.startswith(_ITEMS)]
 
 # Valid documents, including every boundary of the limits above.
 VALID: list[Any] = [
@@ -205,6 +214,39 @@ VALID: list[Any] = [
 @pytest.mark.parametrize(("document", "message"), INVALID)
 def test_invalid_document_names_the_field(document: Any, message: str) -> None:
     assert message in parse_error(document).reason
+
+
+@pytest.mark.parametrize(("document", "message"), BROKEN_ITEMS)
+def test_a_broken_item_is_a_failed_case_naming_it(document: Any, message: str) -> None:
+    parsed = parse(document, path="lab/report.json")
+    broken = [f for f in parsed.failures if f.case == "lab/report.json"]
+    (failure,) = broken
+    assert failure.platform == "ctx"
+    assert message in failure.reason
+
+
+def test_the_other_items_of_a_file_with_a_broken_one_are_read() -> None:
+    document = report(
+        metric(name="tcp.rx", value=941.0),
+        metric(name="a\nb"),
+        metric(name="tcp.rtt", value=12.0, better="lower"),
+        failures=[{"case": "udp", "reason": "iperf3 exited 1"}, {"case": "udp"}],
+        platform="lab",
+    )
+    parsed = parse(document, path="lab/report.json")
+    assert [(m.metric, m.value) for m in parsed.measurements] == [
+        ("tcp.rx", 941.0),
+        ("tcp.rtt", 12.0),
+    ]
+    assert parsed.failures == (
+        FailedCase(
+            "lab",
+            "lab/report.json",
+            "metrics[1].name must not contain control characters (newlines, tabs)",
+        ),
+        FailedCase("lab", "udp", "iperf3 exited 1"),
+        FailedCase("lab", "lab/report.json", "failures[1].reason is missing"),
+    )
 
 
 @pytest.mark.parametrize("document", VALID)
@@ -252,6 +294,14 @@ def test_schema_and_parser_agree_on_invalid_documents(
 ) -> None:
     assert not validator.is_valid(as_json_value(document))
     parse_error(document)
+
+
+@pytest.mark.parametrize(("document", "message"), BROKEN_ITEMS)
+def test_schema_refuses_what_the_parser_reads_as_a_failed_case(
+    validator: Any, document: Any, message: str
+) -> None:
+    assert not validator.is_valid(as_json_value(document))
+    assert any(message in failure.reason for failure in parse(document).failures)
 
 
 @pytest.mark.parametrize("literal", ["1e999", "1" + "0" * 400])

@@ -3,192 +3,51 @@
 A move counts only when it clears both the noise floor (``Policy.threshold``: a change
 too small to matter) and the metric's noise (``perfbot.engine.judge.noise``: a change too
 small to be told from chance). Ratio metrics are judged in percent, loss percentages in
-percentage points and counters in counts, each with its own floor and tolerance.
+percentage points and counters in counts, each with its own floor and tolerance. What a
+comparison holds (verdicts, statistics, failures) is defined in ``results.py``.
 """
 
 from __future__ import annotations
 
-import enum
 import math
 import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from perfbot.engine.judge import noise as noise_model
 from perfbot.engine.judge.noise import Noise
-from perfbot.engine.judge.stats import median
+from perfbot.engine.judge.policy import MetricRule, Policy
+from perfbot.engine.judge.results import (
+    MOVED,
+    Comparison,
+    Incomparable,
+    MetricResult,
+    PlatformResult,
+    Side,
+    SideFailure,
+    SideRunsLeftOut,
+    Stats,
+    Verdict,
+)
 from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better, FailedCase, Scale, Settings
 
-Side = Literal["base", "head"]
-
-
-class Verdict(enum.StrEnum):
-    REGRESSED = "regressed"
-    IMPROVED = "improved"
-    UNCHANGED = "unchanged"
-    NEW = "new"
-    MISSING = "missing"
-    FAILED = "failed"
-    NOT_COMPARABLE = "not comparable"
-    # Moved beyond the floor, but its noise is unknown (one run of a stochastic tool,
-    # never measured before): shown with its change, never called a regression.
-    UNCERTAIN = "uncertain"
-
-
-MOVED = frozenset({Verdict.REGRESSED, Verdict.IMPROVED})
-
-
-@dataclass(frozen=True, slots=True)
-class MetricRule:
-    """A per-metric override from the configuration; ``pattern`` is a glob on the name."""
-
-    pattern: str
-    better: Better | None = None
-    threshold: float | None = None
-    tolerance: float | None = None
-    ignore: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """How moves are judged: noise floor and tolerance in percent, plus overrides.
-
-    Rules apply in order; a later matching rule overrides what an earlier one set.
-    """
-
-    threshold: float = 1.0
-    tolerance: float = 5.0
-    rules: tuple[MetricRule, ...] = ()
-    # Loss percentages, in percentage points: below the floor nothing moved; a rise
-    # beyond the tolerance (0 → 5.7 % loss) is red.
-    points_threshold: float = 0.1
-    points_tolerance: float = 1.0
-    # Counters (retransmits, errors, lost packets), in counts.
-    count_threshold: float = 1.0
-    count_tolerance: float = 10.0
-
-    def resolve(
-        self, metric: str, scale: Scale = Scale.RATIO
-    ) -> tuple[Better | None, float, float, bool]:
-        """Direction, floor, tolerance and ignore for ``metric``, in its scale's units.
-
-        A rule's threshold and tolerance are in the metric's units: percent for ratio
-        metrics, points for percentages, counts for counters.
-        """
-        threshold, tolerance = self.threshold, self.tolerance
-        if scale is Scale.POINTS:
-            threshold, tolerance = self.points_threshold, self.points_tolerance
-        elif scale is Scale.COUNT:
-            threshold, tolerance = self.count_threshold, self.count_tolerance
-        better, ignore = None, False
-        for rule in self.rules:
-            if fnmatchcase(metric, rule.pattern):
-                better = rule.better if rule.better is not None else better
-                threshold = rule.threshold if rule.threshold is not None else threshold
-                tolerance = rule.tolerance if rule.tolerance is not None else tolerance
-                ignore = ignore or rule.ignore
-        return better, threshold, tolerance, ignore
-
-
-@dataclass(frozen=True, slots=True)
-class Stats:
-    """Median and spread of one side's samples."""
-
-    value: float
-    low: float
-    high: float
-    samples: tuple[float, ...]
-
-    @classmethod
-    def of(cls, samples: Iterable[float]) -> Stats:
-        values = tuple(samples)
-        return cls(median(values), min(values), max(values), values)
-
-    @property
-    def n(self) -> int:
-        return len(self.samples)
-
-
-@dataclass(frozen=True, slots=True)
-class MetricResult:
-    name: str
-    unit: str
-    better: Better
-    base: Stats | None
-    head: Stats | None
-    change_pct: float | None
-    verdict: Verdict
-    beyond_tolerance: bool = False
-    note: str = ""
-    scale: Scale = Scale.RATIO
-    # The noise the move was judged against (None: unknown, or not judged), and the
-    # half-width of the band a move had to leave, in the change's units (percent,
-    # points or counts).
-    noise: Noise | None = None
-    band: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SideFailure:
-    side: Side
-    platform: str
-    case: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class PlatformResult:
-    name: str
-    metrics: tuple[MetricResult, ...]
-    failures: tuple[SideFailure, ...]
-    unavailable: str | None = None
-
-    def count(self, verdict: Verdict) -> int:
-        return sum(1 for metric in self.metrics if metric.verdict is verdict)
-
-    @property
-    def beyond_tolerance(self) -> int:
-        return sum(1 for metric in self.metrics if metric.beyond_tolerance)
-
-    @property
-    def moved(self) -> bool:
-        return any(metric.verdict in MOVED for metric in self.metrics)
-
-    def severity(self) -> tuple[int, ...]:
-        """Sort key, worst platform first."""
-        return (
-            -self.beyond_tolerance,
-            -self.count(Verdict.REGRESSED),
-            -len(self.failures) - self.count(Verdict.FAILED),
-            -self.count(Verdict.MISSING),
-            -self.count(Verdict.IMPROVED),
-            0 if self.unavailable else 1,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    platforms: tuple[PlatformResult, ...]
-    policy: Policy = field(default_factory=Policy)
-
-    @property
-    def failures(self) -> tuple[SideFailure, ...]:
-        return tuple(f for platform in self.platforms for f in platform.failures)
-
-    def summary(self) -> dict[Verdict, int]:
-        counts = dict.fromkeys(Verdict, 0)
-        for platform in self.platforms:
-            for metric in platform.metrics:
-                counts[metric.verdict] += 1
-        return counts
-
-    @property
-    def regressed_beyond_tolerance(self) -> int:
-        return sum(platform.beyond_tolerance for platform in self.platforms)
-
+__all__ = [
+    "MOVED",
+    "Comparison",
+    "Incomparable",
+    "MetricResult",
+    "MetricRule",
+    "NoiseKnowledge",
+    "PlatformResult",
+    "Policy",
+    "Side",
+    "SideFailure",
+    "SideRunsLeftOut",
+    "Stats",
+    "Verdict",
+    "compare",
+]
 
 # What is known of the noise of each (platform, metric), learned from earlier runs.
 NoiseKnowledge = Mapping[tuple[str, str], Noise]
@@ -231,23 +90,27 @@ def _compare_platform(
         base_series, head_series = base.series.get((name, metric)), head.series.get((name, metric))
         present = head_series or base_series
         assert present is not None  # the metric came from one of the two sides
-        better, threshold, tolerance, ignore = policy.resolve(metric, present.scale)
-        if ignore:
+        rule = policy.rule(metric, present.scale)
+        if rule.ignore:
             continue
-        metrics.append(
-            _compare_metric(
-                metric,
-                base_series,
-                head_series,
-                judge=_Judge(better, threshold, tolerance, known.get((name, metric))),
-                base_failed=_covered(metric, base_failures),
-                head_failed=_covered(metric, head_failures),
-                unavailable=unavailable,
-            )
+        result = _compare_metric(
+            metric,
+            base_series,
+            head_series,
+            judge=_Judge(rule.better, rule.threshold, rule.tolerance, known.get((name, metric))),
+            base_failed=_covered(metric, base_failures),
+            head_failed=_covered(metric, head_failures),
+            unavailable=unavailable,
         )
+        if rule.report_only:
+            # Judged like any other, so its row says what happened; never red for it.
+            result = replace(result, beyond_tolerance=False, report_only=True)
+        metrics.append(result)
     failures = [SideFailure("base", name, f.case, f.reason) for f in base_failures]
     failures += [SideFailure("head", name, f.case, f.reason) for f in head_failures]
-    return PlatformResult(name, tuple(metrics), tuple(failures), unavailable)
+    left_out = [SideRunsLeftOut("base", runs) for runs in base.left_out if runs.platform == name]
+    left_out += [SideRunsLeftOut("head", runs) for runs in head.left_out if runs.platform == name]
+    return PlatformResult(name, tuple(metrics), tuple(failures), unavailable, tuple(left_out))
 
 
 def _covered(metric: str, failures: list[FailedCase]) -> bool:
@@ -296,6 +159,7 @@ def _compare_metric(
             verdict,
             note=note,
             scale=present.scale,
+            incomparable=Incomparable.PLATFORM if verdict is Verdict.NOT_COMPARABLE else None,
         )
     if base.unit != head.unit:
         return MetricResult(
@@ -308,6 +172,7 @@ def _compare_metric(
             Verdict.NOT_COMPARABLE,
             note=f"unit differs ({base.unit} vs {head.unit})",
             scale=head.scale,
+            incomparable=Incomparable.UNIT,
         )
     base_stats, head_stats = Stats.of(base.samples), Stats.of(head.samples)
     differing = _settings_difference(base.settings, head.settings)
@@ -322,8 +187,11 @@ def _compare_metric(
             Verdict.NOT_COMPARABLE,
             note=f"run settings differ: {differing}",
             scale=head.scale,
+            incomparable=Incomparable.SETTINGS,
         )
     move = _judge_move(base, head, (base_stats, head_stats), better=better, judge=judge)
+    prior = base.deterministic and head.deterministic
+    repeats_exactly = judge.learned is not None and judge.learned.exact
     return MetricResult(
         name,
         head.unit,
@@ -337,6 +205,8 @@ def _compare_metric(
         scale=head.scale,
         noise=move.noise,
         band=move.band,
+        unit_band=move.unit_band,
+        deterministic=prior or repeats_exactly,
     )
 
 
@@ -360,6 +230,7 @@ class _Move:
     beyond: bool = False
     noise: Noise | None = None
     band: float | None = None
+    unit_band: float | None = None
 
 
 def _judge_move(
@@ -392,15 +263,23 @@ def _judge_move(
     error = noise_model.standard_error(noise, len(base_units), len(head_units))
     reach = noise_model.critical(noise.df) * error
     band = _band_in_change_units(reach, head.scale)
+    unit_band = None
+    if noise.unit_sigma is not None and head.scale is Scale.RATIO:
+        runs = math.sqrt(1 / len(base_units) + 1 / len(head_units))
+        unit_band = noise_model.critical(noise.df) * noise.unit_sigma * runs
+
+    def judged(verdict: Verdict, note: str = "", beyond_tolerance: bool = False) -> _Move:
+        return _Move(verdict, change, note, beyond_tolerance, noise, band, unit_band)
+
     if abs(difference) <= reach and not _robustly_moved(base_units, head_units):
-        return _Move(Verdict.UNCHANGED, change, "within noise", noise=noise, band=band)
+        return judged(Verdict.UNCHANGED, "within noise")
     if len(base_units) == len(head_units) == 1 and _tailed(noise, head.scale):
         # One run against one: nothing but the learned noise says whether the move is
         # real, and that noise has tails its spread understates.
-        return _Move(Verdict.UNCERTAIN, change, TAILED_NOTE, noise=noise, band=band)
+        return judged(Verdict.UNCERTAIN, TAILED_NOTE)
     if not noise_model.ranks_agree(base_units, head_units):
-        return _Move(Verdict.UNCHANGED, change, "runs overlap", noise=noise, band=band)
-    return _Move(moved, change, "", beyond, noise, band)
+        return judged(Verdict.UNCHANGED, "runs overlap")
+    return judged(moved, "", beyond)
 
 
 TAILED_NOTE = "single run of a metric with outlier runs"

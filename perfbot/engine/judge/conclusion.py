@@ -18,7 +18,8 @@ UNREADABLE: Final[Conclusion] = "neutral"
 def of_comparison(comparison: Comparison, *, fail_on_regression: bool) -> Conclusion:
     """Success when nothing regressed; failure for a regression beyond tolerance when the
     repository asks for it (``fail_on_regression``); neutral otherwise: a regression
-    within tolerance, or one beyond it in an advisory repository."""
+    within tolerance, or one beyond it in an advisory repository. A report-only metric
+    (``report_only`` in the configuration) decides nothing: its move is not counted."""
     if comparison.regressed_beyond_tolerance and fail_on_regression:
         return "failure"
     if not comparison.summary()[Verdict.REGRESSED]:

@@ -6,7 +6,8 @@ turn a PR red. The App re-runs the measurement once per head commit (``perfbot.a
 meanwhile the metric shows "confirming…". When the second attempt is in, its samples and
 the first's are compared together: the row turns red only if the regression holds, and
 otherwise says it was not reproduced. Deterministic metrics (zperf, twister under QEMU
-icount) need no second look: they are called at once.
+icount, or any metric whose same-commit measurements never differed) need no second
+look: they are called at once.
 """
 
 from __future__ import annotations
@@ -38,9 +39,13 @@ def pending(comparison: Comparison) -> tuple[Key, ...]:
 
 
 def _would_be_red(metric: MetricResult) -> bool:
+    """A stochastic regression beyond tolerance. A deterministic metric (the format's prior,
+    or a learned spread of zero) is called at once, whatever the store holds: a second
+    attempt would only repeat its numbers."""
     return (
         metric.verdict is Verdict.REGRESSED
         and metric.beyond_tolerance
+        and not metric.deterministic
         and metric.noise is not None
         and metric.noise.source is not Source.DETERMINISTIC
     )
@@ -80,6 +85,7 @@ def combine(earlier: Mapping[Key, Sequence[float]], side: SideReport) -> SideRep
         files_read=side.files_read,
         unreadable=list(side.unreadable),
         formats_seen=dict(side.formats_seen),
+        left_out=list(side.left_out),
     )
     for key, series in side.series.items():
         samples = [*earlier.get(key, ()), *series.samples]

@@ -79,6 +79,10 @@ class Noise:
     # Learned samples left out as accidents of their run: a history with outliers has
     # tails a standard deviation understates, so a single run is no evidence alone.
     outliers: int = 0
+    # The same runs' standard deviation in the metric's own unit (ms, Mbps), for a ratio
+    # metric whose band in percent is too wide to read (a side near zero); None unknown.
+    # Points and counters are judged in their own units already: it is ``sigma``.
+    unit_sigma: float | None = None
 
     @property
     def exact(self) -> bool:
@@ -86,7 +90,7 @@ class Noise:
 
 
 DETERMINISTIC = Noise(
-    0.0, 0, Source.DETERMINISTIC, "deterministic (the same code gives the same numbers)"
+    0.0, 0, Source.DETERMINISTIC, "deterministic (the same code gives the same numbers)", 0, 0.0
 )
 
 
@@ -131,32 +135,57 @@ def learned(groups: Sequence[Sequence[float]], scale: Scale, evidence: str) -> N
     squares, df = stats.pooled_squares(kept_groups)
     if df < MIN_LEARNED_DF:
         return None
-    return Noise(math.sqrt(squares / df), df, Source.LEARNED, evidence, outliers)
+    unit_sigma = _unit_sigma([_own_units(group, scale) for group in kept_groups])
+    return Noise(math.sqrt(squares / df), df, Source.LEARNED, evidence, outliers, unit_sigma)
 
 
 def within_run(base: Sequence[float], head: Sequence[float], scale: Scale) -> Noise | None:
     """Noise from the repeats of each side, pooled; None with no repeat on either side."""
     sides = [judging_units(side, scale) for side in (base, head)]
-    squares, df = stats.pooled_squares([units for units in sides if units is not None])
+    usable = [units for units in sides if units is not None]
+    squares, df = stats.pooled_squares(usable)
     if df == 0:
         return None
     runs = f"{len(base)} base and {len(head)} PR runs"
     if len(base) == len(head):
         runs = f"{len(base)} runs per side"
-    return Noise(math.sqrt(squares / df), df, Source.WITHIN_RUN, runs)
+    unit_sigma = _unit_sigma([_own_units(units, scale) for units in usable])
+    return Noise(math.sqrt(squares / df), df, Source.WITHIN_RUN, runs, 0, unit_sigma)
 
 
 def pooled(first: Noise, second: Noise) -> Noise:
     """Two estimates of one metric's noise as one, weighted by their degrees of freedom."""
     df = first.df + second.df
     variance = (first.df * first.sigma**2 + second.df * second.sigma**2) / df
+    unit_sigma = None
+    if first.unit_sigma is not None and second.unit_sigma is not None:
+        unit_variance = first.df * first.unit_sigma**2 + second.df * second.unit_sigma**2
+        unit_sigma = math.sqrt(unit_variance / df)
     return Noise(
         math.sqrt(variance),
         df,
         first.source,
         f"{first.evidence} and {second.evidence}",
         first.outliers + second.outliers,
+        unit_sigma if unit_sigma is None or math.isfinite(unit_sigma) else None,
     )
+
+
+def _own_units(units: Sequence[float], scale: Scale) -> list[float]:
+    """Judging units back in the metric's own unit (a ratio metric is judged in logs)."""
+    return [math.exp(x) for x in units] if scale is Scale.RATIO else list(units)
+
+
+def _unit_sigma(groups: Sequence[Sequence[float]]) -> float | None:
+    """The pooled standard deviation of ``groups`` in the metric's own unit; None when it
+    has no degrees of freedom or overflows (absurd samples)."""
+    try:
+        squares, df = stats.pooled_squares(groups)
+    except OverflowError:  # samples near the float limit: their squares do not exist
+        return None
+    if df == 0 or not math.isfinite(squares):
+        return None
+    return math.sqrt(squares / df)
 
 
 def robust_statistic(base: Sequence[float], head: Sequence[float]) -> float | None:

@@ -56,6 +56,7 @@ def select(side: SideReport, wanted: Sequence[str]) -> SideReport:
         side,
         series={key: series for key, series in side.series.items() if kept(key[0])},
         failures=[failure for failure in side.failures if kept(failure.platform)],
+        left_out=[runs for runs in side.left_out if kept(runs.platform)],
     )
 
 
@@ -107,5 +108,9 @@ def _renamed(side: SideReport, renames: dict[str, str]) -> SideReport:
         failures=[
             dataclasses.replace(failure, platform=renames.get(failure.platform, failure.platform))
             for failure in side.failures
+        ],
+        left_out=[
+            dataclasses.replace(runs, platform=renames.get(runs.platform, runs.platform))
+            for runs in side.left_out
         ],
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from perfbot.engine.read import formats, sidecars
+from perfbot.engine.read.runs import LeftOutRuns, RunsLeftOut
 from perfbot.errors import ReportError, UnknownFormat
 from perfbot.model import (
     DEFAULT_PLATFORM,
@@ -63,6 +64,8 @@ class SideReport:
     files_read: int = 0
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     formats_seen: dict[str, int] = field(default_factory=dict)
+    # Cases whose files disagreed in their settings: the files left out, once per case.
+    left_out: list[RunsLeftOut] = field(default_factory=list)
 
     @property
     def platforms(self) -> set[str]:
@@ -73,7 +76,11 @@ class SideReport:
         self.unreadable.append((path, reason))
         self.failures.append(FailedCase(platform_of(path), path, reason))
 
-    def add(self, measurement: Measurement, *, deterministic: bool = False) -> None:
+    def add(self, measurement: Measurement, *, deterministic: bool = False) -> bool:
+        """Whether the sample joined its series. A sample of other settings than the
+        series' is left out (a -P 4 run is no repeat of a -P 1 run, however alike their
+        file names): ``read_side`` says which files, once per case (``left_out``). One of
+        another unit is left out as a failed case."""
         key = (measurement.platform, measurement.metric)
         series = self.series.get(key)
         if series is None:
@@ -85,38 +92,23 @@ class SideReport:
                 settings=measurement.settings,
                 deterministic=deterministic,
             )
-        elif series.unit != measurement.unit:
-            self._left_out(
-                measurement,
-                f"unit changed between files ({series.unit or 'none'} then "
-                f"{measurement.unit or 'none'})",
+            return True
+        if series.unit != measurement.unit:
+            self.failures.append(
+                FailedCase(
+                    measurement.platform,
+                    measurement.metric,
+                    f"unit changed between files ({series.unit or 'none'} then "
+                    f"{measurement.unit or 'none'}); the later sample was left out",
+                )
             )
-        elif series.settings != measurement.settings:
-            # Samples of one series must measure the same thing: a -P 4 run is no repeat
-            # of a -P 1 run, however alike their file names.
-            self._left_out(
-                measurement,
-                f"run settings changed between files ({describe_settings(series.settings)} "
-                f"then {describe_settings(measurement.settings)})",
-            )
-        else:
-            series.samples.append(measurement.value)
-            # A format that measures once non-deterministically makes the series so.
-            series.deterministic = series.deterministic and deterministic
-
-    def _left_out(self, measurement: Measurement, why: str) -> None:
-        self.failures.append(
-            FailedCase(
-                measurement.platform,
-                measurement.metric,
-                f"{why}; the later sample was left out",
-            )
-        )
-
-
-def describe_settings(settings: Settings) -> str:
-    """A fingerprint in words: ``streams=4, duration=3`` (or ``no settings stated``)."""
-    return ", ".join(f"{name}={value}" for name, value in settings) or "no settings stated"
+            return False
+        if series.settings != measurement.settings:
+            return False
+        series.samples.append(measurement.value)
+        # A format that measures once non-deterministically makes the series so.
+        series.deterministic = series.deterministic and deterministic
+        return True
 
 
 def platform_of(path: str) -> str:
@@ -153,6 +145,7 @@ def read_side(
     side = SideReport()
     ordered = [f for f in sorted(files, key=lambda f: f.path) if not _hidden(f.path)]
     runs = sidecars.collect((f.path, f.data) for f in ordered if sidecars.is_sidecar(f.path))
+    kept = _Kept()
     for file in ordered:
         if sidecars.is_sidecar(file.path):
             continue
@@ -163,19 +156,30 @@ def read_side(
                 FailedCase(platform_of(file.path), case_of(file.path), failed.reason)
             )
             continue
-        _read_file(side, file, registry)
+        _read_file(side, file, registry, kept)
     for failed in runs.unclaimed():
         side.failures.append(
             FailedCase(platform_of(failed.stem), case_of(failed.stem), failed.reason)
         )
+    side.left_out = kept.runs.notices()
     return side
+
+
+@dataclass(slots=True)
+class _Kept:
+    """While a side is read: the file that started each series, and the runs left out."""
+
+    first_file: dict[tuple[str, str], str] = field(default_factory=dict)
+    runs: LeftOutRuns = field(default_factory=LeftOutRuns)
 
 
 def _hidden(path: str) -> bool:
     return PurePosixPath(path).name.startswith(".")
 
 
-def _read_file(side: SideReport, file: ReportFile, registry: tuple[formats.Format, ...]) -> None:
+def _read_file(
+    side: SideReport, file: ReportFile, registry: tuple[formats.Format, ...], kept: _Kept
+) -> None:
     platform, case = platform_of(file.path), case_of(file.path)
     try:
         parsed, fmt = _parse(file, ParseContext(file.path, platform, case), registry)
@@ -192,7 +196,19 @@ def _read_file(side: SideReport, file: ReportFile, registry: tuple[formats.Forma
         )
         return
     for measurement in parsed.measurements:
-        side.add(measurement, deterministic=fmt.deterministic)
+        key = (measurement.platform, measurement.metric)
+        first = kept.first_file.setdefault(key, file.path)
+        if side.add(measurement, deterministic=fmt.deterministic):
+            kept.runs.taken(measurement.platform, case, file.path)
+            continue
+        series = side.series[key]
+        if series.unit == measurement.unit:  # not the unit: then the run's settings
+            kept.runs.left_out(
+                measurement.platform,
+                case,
+                kept=(first, series.settings),
+                file=(file.path, measurement.settings),
+            )
     side.failures.extend(parsed.failures)
 
 

@@ -30,6 +30,10 @@ _UNITS = {Scale.RATIO: " %", Scale.POINTS: " pp", Scale.COUNT: ""}
 # From this half-width on (in percent), a ratio band's two edges differ by a tenth or
 # more and are both given.
 LOPSIDED = 10.0
+# Beyond this half-width (in percent) a band says nothing a reader can use ("−100/+15,000,000
+# %": a side near zero, such as UDP jitter of 0.00004–0.0023 ms): it is given in the metric's
+# own unit instead, "±0.0042 ms", as loss is in points.
+UNREADABLE_PERCENT = 100.0
 
 
 def amount(value: float, scale: Scale) -> str:
@@ -75,6 +79,9 @@ class Band:
     width: str
     evidence: str
     confidence: str
+    # The metric's unit after ``width`` when the band is in it (untrusted: the caller
+    # escapes it), "" when the band is in percent, points or counts.
+    unit: str = ""
 
 
 def band(metric: MetricResult) -> Band | None:
@@ -89,7 +96,16 @@ def band(metric: MetricResult) -> Band | None:
     if metric.scale is Scale.RATIO:
         # Judged in logs: the band's edges are ×(1 + w) up and ÷(1 + w) down.
         down = -math.expm1(-math.log1p(width / 100)) * 100
-    return Band(_width(up, down, metric.scale), noise.evidence, _confidence(metric, up, down))
+    confidence = _confidence(metric, up, down)
+    in_unit = metric.unit_band
+    if metric.scale is Scale.RATIO and up > UNREADABLE_PERCENT and _usable(in_unit):
+        assert in_unit is not None
+        return Band(f"±{two_digits(in_unit)}", noise.evidence, confidence, metric.unit)
+    return Band(_width(up, down, metric.scale), noise.evidence, confidence)
+
+
+def _usable(width: float | None) -> bool:
+    return width is not None and math.isfinite(width) and width > 0
 
 
 def _width(up: float, down: float, scale: Scale) -> str:

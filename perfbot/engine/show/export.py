@@ -45,6 +45,21 @@ def comparison_document(comparison: Comparison) -> dict[str, Any]:
             }
             for failure in comparison.failures
         ],
+        # Cases whose files disagreed in their settings: the files left out, with theirs.
+        "runs_left_out": [
+            {
+                "side": left.side,
+                "platform": left.runs.platform,
+                "case": left.runs.case,
+                "kept": list(left.runs.kept),
+                "settings": dict(left.runs.settings),
+                "left_out": [
+                    {"file": path, "settings": dict(settings)}
+                    for path, settings in left.runs.left_out
+                ],
+            }
+            for left in comparison.left_out
+        ],
         "summary": {verdict.value: count for verdict, count in comparison.summary().items()},
         "regressed_beyond_tolerance": comparison.regressed_beyond_tolerance,
         "policy": {
@@ -65,6 +80,8 @@ def _metric(metric: MetricResult) -> dict[str, Any]:
         "verdict": metric.verdict.value,
         "beyond_tolerance": metric.beyond_tolerance,
         "note": metric.note or None,
+        # Kept for the record by the configuration: its move is not in "summary".
+        "report_only": metric.report_only,
     }
 
 

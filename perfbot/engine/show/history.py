@@ -197,4 +197,5 @@ def _change_cell(metric: MetricResult | None) -> str:
     if metric is None or metric.base is None or metric.head is None:
         return "—"
     beyond = metric.verdict is Verdict.REGRESSED and metric.beyond_tolerance
-    return f"{'🔴 ' if beyond else _MARKS.get(metric.verdict, '')}{change_text(metric)}"
+    mark = "📝 " if not metric.counts else _MARKS.get(metric.verdict, "")
+    return f"{'🔴 ' if beyond else mark}{change_text(metric)}"

@@ -189,7 +189,8 @@ def _comparison_chart(platform: PlatformResult) -> Chart:
 
 
 def _comparison_row(metric: MetricResult) -> Row:
-    colour = VERDICT_COLOURS.get(metric.verdict, OTHER_COLOUR)
+    # A report-only move is no regression nor improvement: "look closer", not red or green.
+    colour = VERDICT_COLOURS.get(metric.verdict, OTHER_COLOUR) if metric.counts else OTHER_COLOUR
     base, head, own_scale = metric.base, metric.head, False
     if base is None or head is None or _units_differ(metric):
         # Bars are for comparing: a value with nothing to compare it to (new, missing,
@@ -213,6 +214,8 @@ def _comparison_row(metric: MetricResult) -> Row:
     detail = metric.verdict.value
     if metric.beyond_tolerance:
         detail += ", beyond tolerance"
+    if metric.report_only:
+        detail += ", report only"
     if metric.note.startswith(detail):  # "failed on PR" says it all
         detail = metric.note
     elif metric.note:

@@ -2,10 +2,10 @@
 
 Pure and without layout around it: ``perfbot/engine/show/render.py`` composes the whole comment
 body (marker, notices, provenance, these sections, footer) and picks the detail level that
-fits the size limit. One metric row is ``_row``, its change cell ``_change`` and its
-noise cell ``_noise``: a table has that last column only when one of its rows needs it (a
-stochastic metric's band, or the hint of an uncertain one), so deterministic tools' tables
-look as they always did.
+fits the size limit. One metric row is ``rows.row``, with its change cell and its noise
+cell (``rows.noise_cell``): a table has that last column only when one of its rows needs
+it (a stochastic metric's band, or the hint of an uncertain one), so deterministic tools'
+tables look as they always did.
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from perfbot.engine.judge.compare import (
-    MOVED,
     Comparison,
+    Incomparable,
     MetricResult,
     PlatformResult,
-    Stats,
+    SideRunsLeftOut,
     Verdict,
 )
+from perfbot.engine.show import wording
 from perfbot.engine.show.escape import code, text
-from perfbot.engine.show.explain import band, beyond_tolerance, change_text, hint
 from perfbot.engine.show.lossdetail import loss_runs
 from perfbot.engine.show.numbers import MINUS, format_number
+from perfbot.engine.show.rows import REPORT_ONLY_MARK, noise_cell, row, row_order
 from perfbot.model import Scale
 
 __all__ = [
@@ -92,11 +93,16 @@ def headline(comparison: Comparison) -> str:
     failed = len(comparison.failures)
     if failed:
         parts.append(count(failed, "failed case"))
+    if comparison.left_out:
+        parts.append(f"{count(len(comparison.left_out), 'case')} with runs left out")
     if summary[Verdict.MISSING]:
         parts.append(count(summary[Verdict.MISSING], "missing metric"))
     if summary[Verdict.UNCERTAIN]:
         # Never counted as moves: nothing is known of their noise.
         parts.append(_uncertain(summary[Verdict.UNCERTAIN]))
+    if comparison.report_only_moved:
+        # Moves the configuration keeps for the record: said, never counted as moves.
+        parts.append(_report_only_moved(comparison.report_only_moved))
     if parts:
         return ", ".join(parts)
     if comparison.platforms and all(p.unavailable for p in comparison.platforms):
@@ -104,7 +110,39 @@ def headline(comparison: Comparison) -> str:
         return f"comparison not available ({'; '.join(reasons)})"
     if not comparison.platforms:
         return "no measurements found"
-    return "no change beyond the noise floor"
+    return _nothing_moved(comparison, summary)
+
+
+# Why metrics were not compared, as the headline counts them.
+_INCOMPARABLE: dict[Incomparable | None, str] = {
+    Incomparable.SETTINGS: "run settings differ",
+    Incomparable.UNIT: "units differ",
+    Incomparable.PLATFORM: "a platform measured on one side only",
+}
+
+
+def _nothing_moved(comparison: Comparison, summary: dict[Verdict, int]) -> str:
+    """The headline when nothing moved, failed or went missing: "no change" only where
+    something was compared; what was not compared is said, never left out."""
+    said = []
+    if summary[Verdict.NOT_COMPARABLE]:
+        why: dict[str, int] = {}
+        for platform in comparison.platforms:
+            for metric in platform.metrics:
+                if metric.verdict is Verdict.NOT_COMPARABLE:
+                    reason = _INCOMPARABLE.get(metric.incomparable, "see the rows")
+                    why[reason] = why.get(reason, 0) + 1
+        ranked = sorted(why.items(), key=lambda item: (-item[1], item[0]))
+        reasons = [reason if len(ranked) == 1 else f"{reason} ({n})" for reason, n in ranked]
+        said.append(
+            f"{count(summary[Verdict.NOT_COMPARABLE], 'metric')} not comparable: "
+            f"{', '.join(reasons)}"
+        )
+    if summary[Verdict.NEW]:
+        said.append(count(summary[Verdict.NEW], "new metric"))
+    if summary[Verdict.UNCHANGED] or not said:
+        said.insert(0, "no change beyond the noise floor")
+    return ", ".join(said)
 
 
 def _overview(platforms: tuple[PlatformResult, ...], max_rows: int | None) -> Iterator[str]:
@@ -137,6 +175,8 @@ def _other(platform: PlatformResult) -> str:
     failed = _failed(platform)
     if failed:
         parts.append(f"❌ {failed} failed")
+    if platform.left_out:
+        parts.append(f"⚠️ {len(platform.left_out)} with runs left out")
     for verdict, label in (
         (Verdict.MISSING, "➖ {} missing"),
         (Verdict.NEW, "🆕 {} new"),
@@ -145,6 +185,8 @@ def _other(platform: PlatformResult) -> str:
     ):
         if platform.count(verdict):
             parts.append(label.format(platform.count(verdict)))
+    if platform.report_only_moved:
+        parts.append(f"{REPORT_ONLY_MARK} {platform.report_only_moved} report only")
     if platform.unavailable:
         parts.append(f"comparison not available: {platform.unavailable}")
     return ", ".join(parts)
@@ -152,14 +194,20 @@ def _other(platform: PlatformResult) -> str:
 
 def _quiet(platform: PlatformResult) -> bool:
     """Nothing to look at: every metric unchanged, no failure, both sides measured."""
-    return not platform.failures and all(m.verdict is Verdict.UNCHANGED for m in platform.metrics)
+    return (
+        not platform.failures
+        and not platform.left_out
+        and all(m.verdict is Verdict.UNCHANGED for m in platform.metrics)
+    )
 
 
 def _stays_open(platform: PlatformResult) -> bool:
-    """Shown open, never folded: something moved, a case failed or a metric is missing."""
+    """Shown open, never folded: something moved, a case failed or a metric is missing,
+    or runs of a case were left out."""
     return (
         platform.moved
         or bool(platform.failures)
+        or bool(platform.left_out)
         or any(platform.count(verdict) for verdict in (Verdict.FAILED, Verdict.MISSING))
     )
 
@@ -171,7 +219,7 @@ def applies(comparison: Comparison, level: int) -> bool:
         return True
     for platform in comparison.platforms:
         open_ = _stays_open(platform)
-        if any(_noise(m, open_, rerun=False) for m in platform.metrics):
+        if any(noise_cell(m, open_, rerun=False) for m in platform.metrics):
             return True
     return False
 
@@ -187,24 +235,26 @@ class _Table:
     def rows(self, metrics: Sequence[MetricResult], *, open_: bool) -> Iterator[str]:
         """A table of ``metrics``, with a noise column only if one of them needs it."""
         cells = [
-            _noise(m, open_, rerun=self.rerun) if self.level < NO_BANDS else "" for m in metrics
+            noise_cell(m, open_, rerun=self.rerun) if self.level < NO_BANDS else "" for m in metrics
         ]
         noise = any(cells)
         yield TABLE_HEAD_NOISE if noise else TABLE_HEAD
         for metric, cell in zip(metrics, cells, strict=True):
-            yield _row(metric, self.comparison, cell if noise else None)
+            yield row(metric, self.comparison, cell if noise else None)
 
 
 def _platform_section(platform: PlatformResult, table: _Table) -> Iterator[str]:
     unchanged = [m for m in platform.metrics if m.verdict is Verdict.UNCHANGED]
     others = [m for m in platform.metrics if m.verdict is not Verdict.UNCHANGED]
-    others.sort(key=_row_order)
+    others.sort(key=row_order)
     if _stays_open(platform):
         yield f"#### {code(platform.name)}"
-        yield ""
-        yield from table.rows(others, open_=True)
+        if others:  # never an empty table's header above the folded unchanged rows
+            yield ""
+            yield from table.rows(others, open_=True)
         yield from _folded_rows(unchanged, table)
         yield from _failures(platform)
+        yield from _runs_left_out(platform)
         if table.level < NO_UNCHANGED_ROWS:
             yield from loss_runs(platform)
         return
@@ -245,7 +295,8 @@ def _platform_summary(platform: PlatformResult, comparison: Comparison) -> str:
     total = len(platform.metrics)
     if _quiet(platform):
         return f"all {count(total, 'metric')} unchanged ({_within(platform, comparison)})"
-    parts = [f"{platform.count(Verdict.UNCHANGED)} unchanged"]
+    unchanged = platform.count(Verdict.UNCHANGED)
+    parts = [f"{unchanged} unchanged"] if unchanged else []  # never "0 unchanged"
     if _failed(platform):
         parts.append(f"{_failed(platform)} failed")
     for verdict in (Verdict.MISSING, Verdict.NEW, Verdict.NOT_COMPARABLE):
@@ -253,6 +304,8 @@ def _platform_summary(platform: PlatformResult, comparison: Comparison) -> str:
             parts.append(f"{platform.count(verdict)} {verdict.value}")
     if platform.count(Verdict.UNCERTAIN):
         parts.append(_uncertain(platform.count(Verdict.UNCERTAIN)))
+    if platform.report_only_moved:
+        parts.append(_report_only_moved(platform.report_only_moved))
     return ", ".join(parts)
 
 
@@ -269,6 +322,10 @@ def _uncertain(n: int) -> str:
     return f"{n} uncertain (single run{plural(n)})"
 
 
+def _report_only_moved(n: int) -> str:
+    return f"{count(n, 'report-only metric')} moved"
+
+
 def _failures(platform: PlatformResult) -> Iterator[str]:
     if not platform.failures:
         return
@@ -278,101 +335,45 @@ def _failures(platform: PlatformResult) -> Iterator[str]:
         yield f"❌ {code(failure.case)} ({side}): {text(failure.reason)}  "
 
 
+def _runs_left_out(platform: PlatformResult) -> Iterator[str]:
+    if not platform.left_out:
+        return
+    yield ""
+    for left in platform.left_out:
+        yield f"⚠️ {_left_out_line(left)}  "
+
+
+def _left_out_line(left: SideRunsLeftOut) -> str:
+    """``<code>tcp_rx</code> (base): <code>tcp_rx_2.json</code> ran with streams 2; kept …``"""
+    side = "PR" if left.side == "head" else "base"
+    said = wording.runs_left_out(left.runs, lambda name: code(name, 60), lambda v: text(v, 40))
+    return f"{code(left.runs.case)} ({side}): {said}"
+
+
 def _failure_list(comparison: Comparison, max_rows: int | None) -> Iterator[str]:
     failures = comparison.failures
-    if not failures:
-        return
-    shown = failures if max_rows is None else failures[:max_rows]
-    yield ""
-    yield "**Failed cases**"
-    yield ""
-    for failure in shown:
-        side = "PR" if failure.side == "head" else "base"
-        yield (f"- {code(failure.platform)} {code(failure.case)} ({side}): {text(failure.reason)}")
-    if len(shown) < len(failures):
-        yield f"- … and {len(failures) - len(shown)} more"
-
-
-_ROW_ORDER = {
-    Verdict.REGRESSED: 0,
-    Verdict.FAILED: 1,
-    Verdict.MISSING: 2,
-    Verdict.NOT_COMPARABLE: 3,
-    Verdict.IMPROVED: 4,
-    Verdict.NEW: 5,
-    Verdict.UNCERTAIN: 6,
-    Verdict.UNCHANGED: 7,
-}
-
-
-def _row_order(metric: MetricResult) -> tuple[float, int, float, str]:
-    magnitude = -abs(metric.change_pct) if metric.change_pct is not None else 0.0
-    # A verdict this table does not know yet sorts just above the unchanged rows.
-    order = _ROW_ORDER.get(metric.verdict, _ROW_ORDER[Verdict.UNCHANGED] - 0.5)
-    return (order, 0 if metric.beyond_tolerance else 1, magnitude, metric.name)
-
-
-def _row(metric: MetricResult, comparison: Comparison, noise: str | None = None) -> str:
-    unit = f" ({text(metric.unit, 20)})" if metric.unit else ""
-    last = "" if noise is None else f" {noise} |"
-    return (
-        f"| {code(metric.name)}{unit} | {_stats(metric.base)} | {_stats(metric.head)} "
-        f"| {_change(metric, comparison)} |{last}"
-    )
-
-
-def _stats(stats: Stats | None) -> str:
-    if stats is None:
-        return "—"
-    if stats.n == 1:
-        return format_number(stats.value)
-    return (
-        f"{format_number(stats.value)} ({format_number(stats.low)}–"
-        f"{format_number(stats.high)}, n={stats.n})"
-    )
-
-
-def _change(metric: MetricResult, comparison: Comparison) -> str:
-    """The change in the metric's own units (percent, points, counts) and its verdict."""
-    verdict = metric.verdict
-    note = f" ({text(metric.note)})" if metric.note else ""
-    if verdict is Verdict.NEW:
-        return "🆕 new"
-    if verdict is Verdict.MISSING:
-        return "➖ missing in PR"
-    if verdict is Verdict.FAILED:
-        return f"❌ {text(metric.note or 'failed')}"
-    if verdict is Verdict.NOT_COMPARABLE:
-        return f"⚪ not comparable{note}"  # the note names the settings that differ
-    shown = change_text(metric)
-    if metric.note == "from zero":
-        note = ""  # "from 0" says it already
-    if verdict is Verdict.REGRESSED and metric.beyond_tolerance:
-        _, _, tolerance, _ = comparison.policy.resolve(metric.name, metric.scale)
-        return f"🔴 **{shown}** ({beyond_tolerance(tolerance, metric.scale)}){note}"
-    if verdict is Verdict.REGRESSED:
-        # A move's note is what happened to it since (confirming, not reproduced…).
-        return f"🟠 {shown}{note}"
-    if verdict is Verdict.IMPROVED:
-        return f"🟢 {shown}{note}"
-    if verdict is Verdict.UNCERTAIN:
-        return f"❔ {shown}{note}"
-    return f"{shown}{note}"
-
-
-def _noise(metric: MetricResult, open_: bool, *, rerun: bool) -> str:
-    """The noise cell: a stochastic metric's band, where it came from and how clearly
-    the move left it; for an uncertain one, what would make it judgeable. Empty for a
-    deterministic tool, and for an unchanged row of a folded platform."""
-    if metric.verdict is Verdict.UNCERTAIN:
-        return hint(rerun)
-    if metric.verdict not in MOVED and not (open_ and metric.verdict is Verdict.UNCHANGED):
-        return ""
-    shown = band(metric)
-    if shown is None:
-        return ""
-    cell = f"{shown.width}, {text(shown.evidence, 100)}"
-    return f"{cell}: {shown.confidence}" if shown.confidence else cell
+    if failures:
+        shown = failures if max_rows is None else failures[:max_rows]
+        yield ""
+        yield "**Failed cases**"
+        yield ""
+        for failure in shown:
+            side = "PR" if failure.side == "head" else "base"
+            yield (
+                f"- {code(failure.platform)} {code(failure.case)} ({side}): {text(failure.reason)}"
+            )
+        if len(shown) < len(failures):
+            yield f"- … and {len(failures) - len(shown)} more"
+    left_out = comparison.left_out
+    if left_out:
+        listed = left_out if max_rows is None else left_out[:max_rows]
+        yield ""
+        yield "**Runs left out**"
+        yield ""
+        for left in listed:
+            yield f"- {code(left.runs.platform)} {_left_out_line(left)}"
+        if len(listed) < len(left_out):
+            yield f"- … and {len(left_out) - len(listed)} more"
 
 
 def percent(value: float) -> str:

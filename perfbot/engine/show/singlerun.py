@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from perfbot.engine.judge.compare import Stats
 from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show import wording
 from perfbot.engine.show.escape import code, text
 from perfbot.engine.show.render import format_number
 
@@ -44,6 +45,13 @@ def _lines(side: SideReport) -> Iterator[str]:
         yield ""
         for failure in side.failures:
             yield f"- {code(failure.platform)} {code(failure.case)}: {text(failure.reason)}"
+    if side.left_out:
+        yield ""
+        yield "**Runs left out**"
+        yield ""
+        for runs in side.left_out:
+            said = wording.runs_left_out(runs, lambda name: code(name, 60), lambda v: text(v, 40))
+            yield f"- {code(runs.platform)} {code(runs.case)}: {said}"
 
 
 def _stats(stats: Stats) -> str:

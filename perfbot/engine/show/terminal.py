@@ -26,10 +26,13 @@ from perfbot.engine.judge.compare import (
     Stats,
     Verdict,
 )
+from perfbot.engine.read.runs import RunsLeftOut
 from perfbot.engine.read.sides import SideReport
+from perfbot.engine.show import wording
 from perfbot.engine.show.escape import clean
 from perfbot.engine.show.explain import band, beyond_tolerance, change_text, hint
 from perfbot.engine.show.render import format_number, headline
+from perfbot.engine.show.rows import REPORT_ONLY
 
 __all__ = ["change_text", "comparison_table", "run_table", "safe", "wants_colour"]
 
@@ -82,6 +85,12 @@ def comparison_table(comparison: Comparison, *, colour: bool = False) -> str:
         for failure in failures:
             where = f"{failure.side} {safe(failure.platform)}: {safe(failure.case)}"
             lines.append(f"  {paint('✗', _RED)} {where}: {safe(failure.reason, 200)}")
+        lines.append("")
+    if comparison.left_out:
+        lines.append(paint("Runs left out", _BOLD))
+        for left in comparison.left_out:
+            where = f"{left.side} {safe(left.runs.platform)}: {safe(left.runs.case)}"
+            lines.append(f"  {paint('!', _YELLOW)} {where}: {_left_out(left.runs)}")
         lines.append("")
     policy = comparison.policy
     lines.append(
@@ -144,6 +153,10 @@ def _change(metric: MetricResult, comparison: Comparison) -> tuple[str, str, str
     word, code = _WORDS.get(verdict, (str(verdict.value), _YELLOW))
     if note:
         word = f"{word}: {note}" if word else note
+    if metric.report_only:
+        # Kept for the record: said, never coloured as a move.
+        word = f"{word} ({REPORT_ONLY})" if word else REPORT_ONLY
+        code = _DIM if verdict is Verdict.UNCHANGED else None
     return shown, word, code
 
 
@@ -167,7 +180,8 @@ def _noise(metric: MetricResult) -> str:
     shown = band(metric)
     if shown is None:
         return ""
-    cell = f"{shown.width}, {safe(shown.evidence, 100)}"
+    unit = f" {safe(shown.unit, 20)}" if shown.unit else ""
+    cell = f"{shown.width}{unit}, {safe(shown.evidence, 100)}"
     return f"{cell}: {shown.confidence}" if shown.confidence else cell
 
 
@@ -191,9 +205,21 @@ def run_table(side: SideReport, *, colour: bool = False) -> str:
             where = f"{safe(failure.platform)}: {safe(failure.case)}"
             lines.append(f"  {paint('✗', _RED)} {where}: {safe(failure.reason, 200)}")
         lines.append("")
+    if side.left_out:
+        lines.append(paint("Runs left out", _BOLD))
+        for runs in side.left_out:
+            where = f"{safe(runs.platform)}: {safe(runs.case)}"
+            lines.append(f"  {paint('!', _YELLOW)} {where}: {_left_out(runs)}")
+        lines.append("")
     if not lines:
         lines.append("no measurement")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _left_out(runs: RunsLeftOut) -> str:
+    """The files left out and kept, each name and value cleaned and cut on its own: the
+    line as a whole is never cut, so the settings that differ always show."""
+    return wording.runs_left_out(runs, lambda name: safe(name, 60), lambda value: safe(value, 40))
 
 
 def _aligned(

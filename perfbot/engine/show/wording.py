@@ -1,5 +1,6 @@
 """Every notice of a judged report in words: for the comment (``markdown``) and for a
-terminal or a log (``plain``).
+terminal or a log (``plain``); and the runs of a case left out for their settings
+(``runs_left_out``), which the comment and the terminal show beside the case's platform.
 
 The notices are facts (``perfbot.engine.judge.notices``); here alone they become
 sentences, so a notice reads the same in the App's comment, the Actions comment and
@@ -9,6 +10,7 @@ where it holds a name, and a caller printing ``plain`` cleans it (``escape.clean
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from perfbot.engine.judge.notices import (
@@ -23,7 +25,9 @@ from perfbot.engine.judge.notices import (
     RepeatedAttempt,
     Settled,
 )
+from perfbot.engine.read.runs import RunsLeftOut, differing
 from perfbot.engine.show.escape import code, short_sha, text
+from perfbot.model import Settings
 
 # A sentence holding a name is cut at this many characters (a name may be huge).
 MAX_NOTICE_CHARS: Final = 300
@@ -118,3 +122,55 @@ def _confirmation(notice: Notice) -> str:
                 f"called on attempt {attempt - 1} alone."
             )
     raise AssertionError(f"a notice without words: {notice!r}")
+
+
+# A case whose runs disagree in settings names at most this many groups of files left out
+# (files with the same difference are one group) and files per group; the rest are counted.
+MAX_LEFT_OUT_GROUPS: Final = 4
+MAX_FILES_NAMED: Final = 3
+
+
+def runs_left_out(
+    runs: RunsLeftOut, name: Callable[[str], str], value: Callable[[str], str]
+) -> str:
+    """The files of a case that were left out for their settings, and the ones kept, with
+    only the settings that differ: ``tcp_rx_2.json ran with streams 2, tcp_rx_3.json with
+    omit 1; kept tcp_rx_1.json (streams 1, omit 0)``.
+
+    ``name`` writes a file name, ``value`` a setting's name or value, each escaped and cut
+    for the medium: the sentence is never cut as a whole, so the differences always show.
+    """
+    groups: dict[tuple[str, ...], list[str]] = {}
+    shown_settings: dict[str, None] = {}
+    for path, settings in runs.left_out:
+        names = differing(runs.settings, settings)
+        shown_settings.update(dict.fromkeys(names))
+        groups.setdefault(_settings_words(names, settings, value), []).append(path)
+    parts = []
+    for index, (words, paths) in enumerate(list(groups.items())[:MAX_LEFT_OUT_GROUPS]):
+        ran = "ran with" if index == 0 else "with"
+        parts.append(f"{_files(paths, name)} {ran} {', '.join(words)}")
+    rest = sum(len(paths) for paths in list(groups.values())[MAX_LEFT_OUT_GROUPS:])
+    if rest:
+        parts.append(f"{rest} more file{'' if rest == 1 else 's'} with other settings")
+    kept_words = _settings_words(tuple(shown_settings), runs.settings, value)
+    kept = f"kept {_files(list(runs.kept), name)}" if runs.kept else "kept none of its files"
+    return f"{', '.join(parts)}; {kept} ({', '.join(kept_words)})"
+
+
+def _settings_words(
+    names: tuple[str, ...], settings: Settings, value: Callable[[str], str]
+) -> tuple[str, ...]:
+    stated = dict(settings)
+    return tuple(
+        f"{value(key)} {value(stated[key])}" if key in stated else f"{value(key)} not stated"
+        for key in names
+    )
+
+
+def _files(paths: list[str], name: Callable[[str], str]) -> str:
+    named = [name(path) for path in paths[:MAX_FILES_NAMED]]
+    more = len(paths) - len(named)
+    if more:
+        named.append(f"{more} more")
+    return named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"

@@ -14,7 +14,7 @@ from perfbot.engine.read.formats._common import (
     shown_value,
 )
 from perfbot.errors import ParseError
-from perfbot.model import Better, Measurement, ParseContext, Parsed
+from perfbot.model import Better, FailedCase, Measurement, ParseContext, Parsed
 
 NAME = "github-action-benchmark"
 BIGGER = "customBiggerIsBetter"
@@ -47,18 +47,24 @@ def sniff(head: str, path: str) -> float:
 
 
 def parse(text: str, ctx: ParseContext) -> Parsed:
+    """The file's entries; a broken entry is a failed case of the file (named by its place,
+    ``[3].name …``) and its other entries are read. A broken file is a ``ParseError``."""
     document = load_json(text, ctx.path, NAME)
     try:
-        measurements = [
-            _read_entry(item, f"{label}[{index}]", better, ctx.platform)
-            for label, items, better in _groups(document, ctx.path)
-            for index, item in enumerate(items)
-        ]
+        groups = _groups(document, ctx.path)
     except _Invalid as exc:
         raise ParseError(ctx.path, NAME, str(exc)) from None
-    if not measurements:
+    measurements: list[Measurement] = []
+    failures: list[FailedCase] = []
+    for label, items, better in groups:
+        for index, item in enumerate(items):
+            try:
+                measurements.append(_read_entry(item, f"{label}[{index}]", better, ctx.platform))
+            except _Invalid as exc:
+                failures.append(FailedCase(ctx.platform, ctx.path, str(exc)))
+    if not measurements and not failures:
         raise ParseError(ctx.path, NAME, "the file has no benchmark entries")
-    return Parsed(measurements=tuple(measurements))
+    return Parsed(measurements=tuple(measurements), failures=tuple(failures))
 
 
 def _groups(document: Any, path: str) -> list[tuple[str, list[Any], Better]]:

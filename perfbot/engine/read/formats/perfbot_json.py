@@ -57,14 +57,17 @@ def sniff(head: str, path: str) -> float:
 
 
 def parse(text: str, ctx: ParseContext) -> Parsed:
+    """The report; a broken item of ``metrics`` or ``failures`` is a failed case of the
+    file (named by its place, ``metrics[3].name …``) and the other items are read. A
+    broken document, or a broken comparison perfbot wrote, is a ``ParseError``."""
     document = load_json(text, ctx.path, NAME)
     try:
-        return _read_document(document, ctx.platform)
+        return _read_document(document, ctx.platform, ctx.path)
     except _Invalid as exc:
         raise ParseError(ctx.path, NAME, str(exc)) from None
 
 
-def _read_document(document: Any, default_platform: str) -> Parsed:
+def _read_document(document: Any, default_platform: str, path: str) -> Parsed:
     if not isinstance(document, dict):
         raise _Invalid(f"the document must be a JSON object, got {kind_of(document)}")
     version = _check_version(document)
@@ -78,15 +81,18 @@ def _read_document(document: Any, default_platform: str) -> Parsed:
         # An empty report is almost always a producer bug (an empty jq filter, a run that
         # wrote nothing); reading it as "no data" would hide that.
         raise _Invalid("the report has no metrics and no failures")
-    measurements = [
-        measurement
-        for index, item in enumerate(metric_items)
-        for measurement in _read_metric(item, f"metrics[{index}]", platform, version)
-    ]
-    failures = [
-        _read_failure(item, f"failures[{index}]", platform, version)
-        for index, item in enumerate(failure_items)
-    ]
+    measurements: list[Measurement] = []
+    failures: list[FailedCase] = []
+    for index, item in enumerate(metric_items):
+        try:
+            measurements.extend(_read_metric(item, f"metrics[{index}]", platform, version))
+        except _Invalid as exc:
+            failures.append(FailedCase(platform, path, str(exc)))
+    for index, item in enumerate(failure_items):
+        try:
+            failures.append(_read_failure(item, f"failures[{index}]", platform, version))
+        except _Invalid as exc:
+            failures.append(FailedCase(platform, path, str(exc)))
     return Parsed(measurements=tuple(measurements), failures=tuple(failures))
 
 
@@ -206,11 +212,15 @@ def deterministic_series(text: str) -> set[tuple[str, str]]:
         document = load_json(text, "", NAME)
         if not isinstance(document, dict) or document.get("kind") != BASELINE:
             return set()
-        _read_document(document, "")
+        _read_document(document, "", "")
     except (ParseError, _Invalid):
         return set()
     found = set()
-    for item in document.get("metrics", []):
+    for index, item in enumerate(document.get("metrics", [])):
+        try:
+            _read_metric(item, f"metrics[{index}]", "", 2)
+        except _Invalid:
+            continue  # a broken item is a failed case of the file, not a metric
         if item.get("deterministic") is True and "platform" in item:
             found.add((item["platform"], item["name"]))
     return found
