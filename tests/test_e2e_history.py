@@ -74,7 +74,7 @@ def test_push_runs_then_a_pr_of_three_pushes_with_history_and_a_chart(tmp_path: 
             for delivery, sha in zip(deliveries, MAIN_SHAS, strict=True):
                 reason = assert_done(database, delivery, "of main@", sha[:7])
                 assert reason is not None
-                assert reason.endswith("(push run): nothing to comment")
+                assert reason.endswith("(push run): nothing to comment; watch queued")
             assert world.fake.comments == {}
             assert world.fake.check_runs == {}
             # A PR with three pushes, each measured once (the last one twice: a re-run).

@@ -26,7 +26,7 @@ from perfbot.app.jobs import (
     Run,
     UnknownJob,
 )
-from perfbot.app.routes import ROUTES, decode, job_for
+from perfbot.app.routes import INTERNAL_WATCH, ROUTES, decode, job_for
 from perfbot.app.triage import parse_delivery
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
@@ -112,7 +112,9 @@ EXPECTED: dict[str, AnyJob] = {
 
 
 def test_every_kind_of_job_has_a_job_of_the_previous_release() -> None:
-    assert {job["event"] for job in PREVIOUS.values()} == {route.event for route in ROUTES}
+    # Every kind GitHub delivers (perfbot's own watch jobs are new in this release).
+    delivered = {route.event for route in ROUTES} - {INTERNAL_WATCH}
+    assert {job["event"] for job in PREVIOUS.values()} == delivered
     assert set(EXPECTED) == set(PREVIOUS)
 
 

@@ -98,7 +98,7 @@ def test_push_runs_on_main_are_recorded_and_post_nothing(tmp_path: Path) -> None
         for delivery, sha in zip(deliveries, MAIN_SHAS, strict=True):
             reason = assert_done(database, delivery, "recorded 4 series of main@", sha[:7])
             assert reason is not None
-            assert reason.endswith("(push run): nothing to comment")
+            assert reason.endswith("(push run): nothing to comment; watch queued")
     assert world.fake.comments == {}
     assert world.fake.check_runs == {}
     stored = rows(database)
@@ -281,7 +281,9 @@ GOOD = zip_of({"head/qemu_x86/zperf.log": zperf_log(ZPERF_BASE)})
 
 async def test_a_push_run_is_recorded_by_its_handler(bench: Bench) -> None:
     reason = await bench.run("workflow_run", bench_push(bench, report=GOOD))
-    assert reason == f"recorded 4 series of main@{MAIN_SHAS[3][:7]} (push run): nothing to comment"
+    assert reason == (
+        f"recorded 4 series of main@{MAIN_SHAS[3][:7]} (push run): nothing to comment; watch queued"
+    )
     assert {(row.side, row.sha) for row in await stored_rows(bench)} == {("push", MAIN_SHAS[3])}
     assert bench.writes() == []
 

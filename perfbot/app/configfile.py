@@ -290,14 +290,20 @@ def _read_artifacts(value: object, file: _File) -> None:
             file.invalid_setting(f"artifacts.{sub_key}", attribute, "an artifact name", sub_value)
 
 
-def _read_rerun(value: object, file: _File) -> None:
-    for _, sub_value in _sub_mapping(value, "rerun", ("permission",), file):
-        permission = sub_value.lower() if isinstance(sub_value, str) else None
-        if permission in PERMISSIONS:
-            file.values["rerun_permission"] = permission
-        else:
-            expected = "one of " + ", ".join(PERMISSIONS)
-            file.invalid_setting("rerun.permission", "rerun_permission", expected, sub_value)
+def _read_permission(key: str) -> Callable[[object, _File], None]:
+    """``rerun:`` or ``accept:``, a mapping of its ``permission``."""
+    attribute = f"{key}_permission"
+
+    def read(value: object, file: _File) -> None:
+        for _, sub_value in _sub_mapping(value, key, ("permission",), file):
+            permission = sub_value.lower() if isinstance(sub_value, str) else None
+            if permission in PERMISSIONS:
+                file.values[attribute] = permission
+            else:
+                expected = "one of " + ", ".join(PERMISSIONS)
+                file.invalid_setting(f"{key}.permission", attribute, expected, sub_value)
+
+    return read
 
 
 def _sub_mapping(
@@ -382,7 +388,8 @@ _READERS: dict[str, Callable[[object, _File], None]] = {
     "threshold": _read_percent("threshold"),
     "tolerance": _read_percent("tolerance"),
     "metrics": _read_metrics,
-    "rerun": _read_rerun,
+    "rerun": _read_permission("rerun"),
+    "accept": _read_permission("accept"),
     "mute_label": _read_mute_label,
     "check_run": _read_bool("check_run"),
     "fail_on_regression": _read_bool("fail_on_regression"),

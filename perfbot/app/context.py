@@ -42,6 +42,8 @@ class JobContext:
     now: Callable[[], float]
     worker: str  # this claim of the job: a stale run never shares a lock
     log: logging.LoggerAdapter[logging.Logger]
+    # The operator's default for the default branch's watch (``PERFBOT_WATCH``).
+    watch_by_default: bool = True
 
     @property
     def installation_id(self) -> int | None:

@@ -39,8 +39,10 @@ from perfbot.app.jsonobject import JSONObject
 
 
 def encode(job: AnyJob) -> str:
-    """The JSON text the queue stores for ``job``: its version and its fields."""
-    document = {"version": job.version, **_plain(job)}
+    """The JSON text the queue stores for ``job``: its version, its fields, and its subject
+    where a kind of job has several classes (a comment on a PR or on an issue)."""
+    subject = getattr(type(job), "subject", None)
+    document = {"version": job.version, **_plain(job), **({"subject": subject} if subject else {})}
     try:
         return orjson.dumps(document).decode()
     except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
@@ -71,13 +73,13 @@ def decode(kind: str, payload: str | bytes, class_of: ClassOf) -> AnyJob:
     version = document.get("version", LEGACY_VERSION)
     if not is_int(version) or version < LEGACY_VERSION:
         raise BadPayload(f"the {kind} job's payload has no usable version ({shown(version)})")
-    action, run_event = _run_kind(kind, document, version)
-    cls = class_of(kind, action, run_event)
+    action, subject = _kind_of(kind, document, version)
+    cls = class_of(kind, action, subject)
     if cls is None:
-        if action is not None and version <= PullRunCompleted.version:
+        if kind == "workflow_run" and version <= PullRunCompleted.version:
             # A malformed workflow_run job says what is wrong with it, as any other does.
             _read_run(document, version)
-        what = f"event {kind!r}" if action is None else f"{kind} {action} of a {run_event} run"
+        what = f"event {kind!r}" if action is None else f"{kind} {action} of a {subject} run"
         raise UnknownJob(f"no handler for {what}")
     if version > cls.version:
         raise JobTooNew(
@@ -86,7 +88,7 @@ def decode(kind: str, payload: str | bytes, class_of: ClassOf) -> AnyJob:
         )
     if version == LEGACY_VERSION:
         return _read_legacy(kind, document, cls)
-    fields_only = {key: value for key, value in document.items() if key != "version"}
+    fields_only = {k: value for k, value in document.items() if k not in ("version", "subject")}
     upgrade = _UPGRADES.get((kind, version))
     if upgrade is not None:
         fields_only = upgrade(fields_only)
@@ -106,8 +108,17 @@ def _read_run(document: dict[str, Any], version: int) -> None:
         _build(PullRunCompleted, upgrade(fields_only) if upgrade else fields_only, "the job")
 
 
-def _run_kind(kind: str, document: dict[str, Any], version: int) -> tuple[str | None, str | None]:
-    """A workflow_run job's action and its run's event (None, None for other kinds)."""
+def _kind_of(kind: str, document: dict[str, Any], version: int) -> tuple[str | None, str | None]:
+    """What tells a kind's classes apart: a workflow_run job's action and its run's event,
+    an issue_comment job's subject (a pull request's, or an issue's); (None, None) for the
+    other kinds, which have one class each."""
+    if kind == "issue_comment":
+        if version == LEGACY_VERSION:
+            issue = document.get("issue")
+            on_pull = isinstance(issue, dict) and bool(issue.get("pull_request"))
+            return "created", "pull_request" if on_pull else "issue"
+        subject = document.get("subject", "pull_request")  # version 2 knew PRs only
+        return "created", subject if isinstance(subject, str) else "?"
     if kind != "workflow_run":
         return None, None
     run = document.get("workflow_run" if version == LEGACY_VERSION else "run")

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeGuard
 
-from perfbot.app.commands import Command, parse_command
+from perfbot.app.commands import Command, IssueCommand, parse_command, parse_issue_command
 from perfbot.app.jsonobject import JSONObject, is_array, is_object
 from perfbot.app.pullproof import RunIdentity
 from perfbot.app.suspension import event_time
@@ -155,11 +155,41 @@ class IssueCommentJob:
     """A person's new comment on a pull request holding a ``/perfbot`` command."""
 
     version: ClassVar[int] = 2
+    subject: ClassVar[str] = "pull_request"
     repo: Repository
     number: int  # the pull request's
     comment_id: int
     login: str
     command: Command
+
+
+@dataclass(frozen=True, slots=True)
+class IssueCommandJob:
+    """A person's new comment on an issue (not a pull request) holding a ``/perfbot``
+    command: the watch's issues take ``/perfbot accept``. Written as its fields from the
+    start (version 2 of ``issue_comment`` jobs), told apart by its ``subject``."""
+
+    version: ClassVar[int] = 2
+    subject: ClassVar[str] = "issue"
+    repo: Repository
+    number: int  # the issue's
+    comment_id: int
+    login: str
+    command: IssueCommand
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchJob:
+    """A push run of the default branch was recorded: look for changes of level on the
+    branch. Queued by perfbot itself (no delivery), as its fields from the start."""
+
+    version: ClassVar[int] = 2
+    repo: Repository
+    branch: str
+    head_sha: str
+    run_id: int
+    run_attempt: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +217,7 @@ class InstallationJob:
     forget_repository_ids: tuple[int, ...]  # of deleted / removed: their PRs are forgotten
 
 
-AnyJob = RunJob | IssueCommentJob | RerequestJob | InstallationJob
+AnyJob = RunJob | IssueCommentJob | IssueCommandJob | WatchJob | RerequestJob | InstallationJob
 
 
 # --- the filters ----------------------------------------------------------------------------
@@ -201,29 +231,37 @@ def operator_refusal(repo_disabled: Callable[[str], bool], full_name: str | None
     return None
 
 
-def person_command(payload: JSONObject) -> IssueCommentJob | None:
-    """The job of an ``issue_comment`` delivery when it is a person's new comment on a pull
-    request holding a command; None for anything else (an edit, an issue, a bot, no
-    command, or a field GitHub always sets missing)."""
+def person_command(payload: JSONObject) -> IssueCommentJob | IssueCommandJob | None:
+    """The job of an ``issue_comment`` delivery when it is a person's new comment holding a
+    command: on a pull request (``rerun``, ``help``) or on an issue (``accept``); None for
+    anything else (an edit, a bot, no command, or a field GitHub always sets missing)."""
     issue = payload.get("issue")
     comment = payload.get("comment")
     if payload.get("action") != "created" or not is_object(issue) or not is_object(comment):
         return None
     number, comment_id = issue.get("number"), comment.get("id")
-    if not issue.get("pull_request") or not is_int(number) or not is_int(comment_id):
+    if not is_int(number) or not is_int(comment_id):
         return None
     user = comment.get("user")
     if not is_object(user) or user.get("type") == "Bot" or not isinstance(user.get("login"), str):
         return None
     body = comment.get("body")
-    command = parse_command(body) if isinstance(body, str) else None
+    if not isinstance(body, str):
+        return None
     try:
         repo = _repository(payload)
     except BadPayload:
         return None
-    if command is None:
+    login = user["login"]
+    if issue.get("pull_request"):
+        command = parse_command(body)
+        return (
+            None if command is None else IssueCommentJob(repo, number, comment_id, login, command)
+        )
+    said = parse_issue_command(body)
+    if said is None:
         return None
-    return IssueCommentJob(repo, number, comment_id, user["login"], command)
+    return IssueCommandJob(repo, number, comment_id, login, said[0], said[1])
 
 
 def shown(value: object) -> str:

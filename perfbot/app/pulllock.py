@@ -1,10 +1,11 @@
-"""A pull request's lock: one job at a time reads and writes a PR's comment and state."""
+"""A pull request's lock: one job at a time reads and writes a PR's comment and state (and
+the same for a branch's watch issues, ``branch_lock``)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from perfbot.app.context import JobContext
 from perfbot.errors import PerfbotError
@@ -24,22 +25,30 @@ class PullLocked(PerfbotError):
     retryable = True
 
 
-@asynccontextmanager
-async def pull_lock(ctx: JobContext, repo_id: int, number: int) -> AsyncIterator[None]:
-    """Serialise everything that reads and writes one PR's comment and state.
+def pull_lock(ctx: JobContext, repo_id: int, number: int) -> AbstractAsyncContextManager[None]:
+    """Serialise everything that reads and writes one PR's comment and state."""
+    return _held(ctx, f"pull:{repo_id}:{number}", f"pull request {number}")
 
-    The lock is refreshed while held. Should it be lost (refreshes failing for most of
-    its lifetime, or another job holding it), the block is cancelled and ``PullLocked`` is
-    raised: the job goes back to the queue rather than write beside another one.
-    """
+
+def branch_lock(ctx: JobContext, repo_id: int, branch: str) -> AbstractAsyncContextManager[None]:
+    """Serialise everything that reads and writes a branch's watch issues and changes (the
+    watch after a push run, and a person's ``/perfbot accept``)."""
+    return _held(ctx, f"branch:{repo_id}:{branch}", f"the watch of {branch}")
+
+
+@asynccontextmanager
+async def _held(ctx: JobContext, key: str, what: str) -> AsyncIterator[None]:
+    """Hold ``key`` while the block runs, refreshed. Should it be lost (refreshes failing
+    for most of its lifetime, or another job holding it), the block is cancelled and
+    ``PullLocked`` is raised: the job goes back to the queue rather than write beside
+    another one."""
     store, now = ctx.store, ctx.now
-    key = f"pull:{repo_id}:{number}"
     # ``worker`` names this claim of the job, so a stale run never shares the lock.
     owner = f"{ctx.worker}:{ctx.delivery_id}"
     waited = 0.0
     while not await store.try_lock(key, owner, LOCK_TTL_SECONDS, now()):
         if waited >= LOCK_WAIT_SECONDS:
-            raise PullLocked(f"pull request {number} is being updated by another job")
+            raise PullLocked(f"{what} is being updated by another job")
         await asyncio.sleep(0.05)
         waited += 0.05
     lock = kept(
@@ -54,6 +63,6 @@ async def pull_lock(ctx: JobContext, repo_id: int, number: int) -> AsyncIterator
         async with lock:
             yield
     except Lost:
-        raise PullLocked(f"lost the lock of pull request {number} while updating it") from None
+        raise PullLocked(f"lost the lock of {what} while updating it") from None
     finally:
         await store.unlock(key, owner)

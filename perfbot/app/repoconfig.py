@@ -50,6 +50,8 @@ class RepoConfig:
     tolerance: float = 5.0
     metrics: tuple[MetricRule, ...] = ()
     rerun_permission: str = "write"
+    # Who may accept a new level (`/perfbot accept` on a watch issue).
+    accept_permission: str = "write"
     mute_label: str = "perfbot: mute"
     check_run: bool = True
     fail_on_regression: bool = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from perfbot.app.measurements import learned_noise
 from perfbot.app.repoconfig import ConfigResult, RepoConfig
 from perfbot.app.report_history import report_history
 from perfbot.engine.judge.judgement import Judgement, judge_report
+from perfbot.engine.judge.notices import BranchChanged
 from perfbot.engine.read.report import ReadReport, read_report
 from perfbot.engine.read.sides import SideReport
 from perfbot.engine.show import checkrun
@@ -35,6 +37,8 @@ from perfbot.github.types import PullInfo
 # Up to this size a report is parsed and rendered on the event loop: a thread costs more
 # than the work (the zip's own threshold: perfbot.app.download).
 INLINE_BYTES: Final = 64 * 1024
+# A repository's page as GitHub links it: nothing in it can end a markdown link.
+_REPO_URL: Final = re.compile(r"https://[A-Za-z0-9.-]+(?::\d+)?(?:/[A-Za-z0-9_.-]+){2,3}")
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -137,8 +141,35 @@ async def judge_for_pull(
         policy=policy,
         knowledge=knowledge,
     )
-    context = replace(context, skipped=read.skipped, notices=judged.notices, history=history)
+    notices = (*judged.notices, *await branch_changes(ctx, run, pull, judged))
+    context = replace(context, skipped=read.skipped, notices=notices, history=history)
     return await _in_turn(inline, laid_out, judged, context, config)
+
+
+async def branch_changes(
+    ctx: JobContext, run: Run, pull: PullInfo, judged: Judgement
+) -> tuple[BranchChanged, ...]:
+    """The watch's open issues about the PR's target branch that touch metrics of this
+    report: a move the comment shows may be that change, not the PR's. A store that
+    cannot be read costs the notice only (logged)."""
+    try:
+        told = await ctx.store.open_changes(run.repo_id, pull.base_ref)
+    except Exception as exc:
+        ctx.log.warning("the branch's open changes not read: %s", type(exc).__name__)
+        return ()
+    measured = {key for side in judged.sides for key in side.series}
+    issues: dict[int, list[str]] = {}
+    for row in told:
+        if row.issue_number is not None and (row.platform, row.metric) in measured:
+            issues.setdefault(row.issue_number, []).append(row.first_sha)
+    # The run's page is https://<server>/<owner>/<name>/actions/runs/<id>: its issues are beside.
+    repo_url = (
+        run.html_url.split("/actions/runs/", 1)[0] if "/actions/runs/" in run.html_url else ""
+    )
+    return tuple(
+        BranchChanged(pull.base_ref, shas[0], number, f"{repo_url}/issues/{number}", len(shas))
+        for number, shas in sorted(issues.items())
+    )
 
 
 async def _in_turn(inline: bool, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

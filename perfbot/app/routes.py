@@ -21,12 +21,14 @@ from perfbot.app.jobs import (
     AnyJob,
     BadPayload,
     InstallationJob,
+    IssueCommandJob,
     IssueCommentJob,
     PullRunCompleted,
     PullRunStarted,
     PushRunCompleted,
     RerequestJob,
     RunJob,
+    WatchJob,
     operator_refusal,
     person_command,
     read_installation,
@@ -46,14 +48,15 @@ SerialKey = Callable[["Delivery", Any], str]
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """Deliveries of ``event`` with one of ``actions`` (and, for ``workflow_run``, a run of
-    the event ``run_event``) become jobs of ``job``, serialised by ``serial_key`` and run by
-    ``handler``. ``while_suspended``: run even while the installation is suspended (the
-    events that change the installation itself)."""
+    """Deliveries of ``event`` with one of ``actions`` about ``subject`` (of a
+    ``workflow_run``, its run's event; of an ``issue_comment``, a pull request or an issue)
+    become jobs of ``job``, serialised by ``serial_key`` and run by ``handler``.
+    ``while_suspended``: run even while the installation is suspended (the events that
+    change the installation itself)."""
 
     event: str
     actions: frozenset[str]
-    run_event: str | None
+    subject: str | None
     job: type[AnyJob]
     serial_key: SerialKey
     handler: str  # "perfbot.app.handlers.<module>:<function>"
@@ -90,7 +93,18 @@ def _installation_key(delivery: Delivery, _job: InstallationJob) -> str:
     return f"installation:{delivery.installation_id}"
 
 
+def _issue_command_key(_delivery: Delivery, job: IssueCommandJob) -> str:
+    return f"{job.repo.id}:issue:{job.number}"
+
+
+def watch_key(job: WatchJob) -> str:
+    """The serial key of a branch's watch: one at a time per branch, across replicas."""
+    return f"{job.repo.id}:watch:{job.branch}"
+
+
 _HANDLERS: Final = "perfbot.app.handlers"
+# The event of the jobs perfbot queues itself (no GitHub delivery is ever of it).
+INTERNAL_WATCH: Final = "perfbot_watch"
 ROUTES: Final = (
     Route(
         "workflow_run",
@@ -121,10 +135,28 @@ ROUTES: Final = (
     Route(
         "issue_comment",
         frozenset({"created"}),
-        None,
+        "pull_request",
         IssueCommentJob,
         _command_key,
         f"{_HANDLERS}.commands:on_issue_comment",
+    ),
+    # `/perfbot accept` on a watch issue (any other issue's command ends "ignored").
+    Route(
+        "issue_comment",
+        frozenset({"created"}),
+        "issue",
+        IssueCommandJob,
+        _issue_command_key,
+        f"{_HANDLERS}.issue_commands:on_issue_command",
+    ),
+    # perfbot's own: queued when a push run of the default branch is recorded.
+    Route(
+        INTERNAL_WATCH,
+        frozenset({"recorded"}),
+        None,
+        WatchJob,
+        lambda _delivery, job: watch_key(job),
+        f"{_HANDLERS}.watcher:on_watch",
     ),
     *(
         Route(
@@ -161,22 +193,23 @@ ROUTES: Final = (
 # The events an App receives without subscribing: its own installation's.
 APP_EVENTS: Final = frozenset({"installation", "installation_repositories"})
 # What perfbot's App subscribes to (its manifest's default events).
-SUBSCRIBED_EVENTS: Final = frozenset(r.event for r in ROUTES) - APP_EVENTS
+SUBSCRIBED_EVENTS: Final = frozenset(r.event for r in ROUTES) - APP_EVENTS - {INTERNAL_WATCH}
 
 
-def route_for(event: str, action: str | None, run_event: str | None = None) -> Route | None:
-    """The route of a delivery of ``event`` and ``action`` (of a run of ``run_event``)."""
+def route_for(event: str, action: str | None, subject: str | None = None) -> Route | None:
+    """The route of a delivery of ``event`` and ``action`` about ``subject``."""
     for route in ROUTES:
-        if route.event == event and action in route.actions and route.run_event == run_event:
+        if route.event == event and action in route.actions and route.subject == subject:
             return route
     return None
 
 
-def job_class(kind: str, action: str | None, run_event: str | None) -> type[AnyJob] | None:
-    """The class of a queued job of ``kind``, for ``job_payloads.decode``: by its action and run
-    for a workflow_run, by the event alone for the others (their payloads hold no action)."""
-    if action is not None or run_event is not None:
-        route = route_for(kind, action, run_event)
+def job_class(kind: str, action: str | None, subject: str | None) -> type[AnyJob] | None:
+    """The class of a queued job of ``kind``, for ``job_payloads.decode``: by its action
+    and subject where a kind has several classes, by the kind alone for the others (their
+    payloads hold no action)."""
+    if action is not None or subject is not None:
+        route = route_for(kind, action, subject)
         return route.job if route is not None else None
     return next((route.job for route in ROUTES if route.event == kind), None)
 
@@ -213,9 +246,7 @@ def job_for(
     """
     if operator_refusal(repo_disabled, delivery.repository) is not None:
         return None
-    run = delivery.payload.get("workflow_run") if delivery.event == "workflow_run" else None
-    run_event = run.get("event") if is_object(run) else None
-    route = route_for(delivery.event, delivery.action, _scalar_text(run_event))
+    route = route_for(delivery.event, delivery.action, _subject(delivery))
     if route is None:
         return None
     try:
@@ -232,6 +263,17 @@ def job_for(
     )
 
 
+def _subject(delivery: Delivery) -> str | None:
+    """What a delivery is about, where a kind has several routes (see ``Route``)."""
+    if delivery.event == "workflow_run":
+        run = delivery.payload.get("workflow_run")
+        return _scalar_text(run.get("event")) if is_object(run) else None
+    if delivery.event == "issue_comment":
+        issue = delivery.payload.get("issue")
+        return "pull_request" if is_object(issue) and issue.get("pull_request") else "issue"
+    return None
+
+
 def _read(route: Route, delivery: Delivery) -> AnyJob | None:
     """The job of a delivery on ``route``; raises BadPayload when a field is unusable."""
     payload = delivery.payload
@@ -242,7 +284,7 @@ def _read(route: Route, delivery: Delivery) -> AnyJob | None:
         slim = _slim_workflow_run(delivery, run, repo)
         return read_workflow_run(slim, _run_job(route.job))
     if route.event == "issue_comment":
-        # A new PR comment by a person that holds a command (edited comments are ignored).
+        # A person's new comment holding a command (edited comments are ignored).
         return person_command(payload)
     if route.job is RerequestJob:
         # The "Re-run" button of a check run or check suite (its app is checked in the job).

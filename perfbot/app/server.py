@@ -83,6 +83,7 @@ def create_app(
                 metrics=metrics,
                 clock=clock,
                 lease_seconds=settings.lease_seconds,
+                watch_by_default=settings.watch,
             )
             worker.start()
             services.worker, services.on_enqueue = worker, worker.wake

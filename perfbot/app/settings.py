@@ -103,6 +103,8 @@ class Settings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     redelivery_minutes: float = DEFAULT_REDELIVERY_MINUTES
     measurement_retention_days: int = DEFAULT_MEASUREMENT_RETENTION_DAYS
+    # Whether the default branch's watch runs where a repository says nothing (`watch:`).
+    watch: bool = True
     # One sentence per deprecated variable that was set, for the service to log.
     deprecations: tuple[str, ...] = ()
 
@@ -123,6 +125,7 @@ class Settings:
             max_body_bytes=_max_body_bytes(env),
             redelivery_minutes=_redelivery_minutes(env),
             measurement_retention_days=_measurement_retention_days(env),
+            watch=_switch(env, "PERFBOT_WATCH", default=True),
             deprecations=_deprecations(env),
         )
 
@@ -198,6 +201,19 @@ def _patterns(raw: str) -> tuple[str, ...]:
                 f"PERFBOT_DISABLED_REPOS entries are owner/repo or owner/*, got {pattern!r}."
             )
     return patterns
+
+
+_ON, _OFF = frozenset({"on", "true", "1", "yes"}), frozenset({"off", "false", "0", "no"})
+
+
+def _switch(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    """``on`` or ``off`` (or true/false, 1/0, yes/no, any case); unset or empty: ``default``."""
+    value = env.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value in _ON | _OFF:
+        return value in _ON
+    raise SettingsError(f"{name} must be on or off, got {value[:20]!r}.")
 
 
 def _workers(env: Mapping[str, str]) -> int:

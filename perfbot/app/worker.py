@@ -16,6 +16,7 @@ from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
 from perfbot.app.settings import DEFAULT_LEASE_SECONDS
+from perfbot.app.watch_issues import Paced
 from perfbot.errors import PerfbotError
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import RateLimited
@@ -47,8 +48,10 @@ class Worker:
         configs: ConfigCache | None = None,
         clock: Callable[[], float] = time.time,
         lease_seconds: float = LEASE_SECONDS,
+        watch_by_default: bool = True,
     ) -> None:
         self._lease = lease_seconds
+        self._watch_by_default = watch_by_default
         self._store = store
         self._github = github
         self._repo_disabled = repo_disabled
@@ -145,6 +148,9 @@ class Worker:
             await self.run_job(job, job.lease_owner)
         finally:
             self._slots.release()
+            # The next job of this one's serial key (the next push of a branch, a PR's next
+            # run) could not be claimed while it ran: look now, not at the next poll.
+            self._wake.set()
 
     async def run_job(self, job: Job, owner: str) -> None:
         extra = {
@@ -224,6 +230,7 @@ class Worker:
                 now=self._clock,
                 worker=owner,
                 log=job_log,
+                watch_by_default=self._watch_by_default,
             )
             async with installation:
                 # The handler says how its job ended in one line ("ignored: ...",
@@ -234,7 +241,8 @@ class Worker:
             # perfbot's own errors say whether running the job again may help.
             if not exc.retryable:
                 return await self._give_up(job, owner, str(exc), job_log)
-            retry_after = exc.retry_after if isinstance(exc, RateLimited) else None
+            # GitHub's limits and perfbot's own pacing say when to try again.
+            retry_after = exc.retry_after if isinstance(exc, RateLimited | Paced) else None
             return await self._retry(job, owner, str(exc), job_log, retry_after)
         except Exception as exc:
             # A bug or an unforeseen failure: the trace goes to the operator's log only.

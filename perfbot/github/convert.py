@@ -34,6 +34,7 @@ def pull_info(pull: models.PullRequest | models.PullRequestSimple) -> PullInfo:
         base_ref=pull.base.ref,
         base_sha=pull.base.sha,
         labels=tuple(label.name for label in pull.labels if label.name),
+        title=pull.title,
     )
 
 

@@ -37,7 +37,7 @@ PERMISSIONS: Final = MappingProxyType(
 EVENTS: Final = (
     "check_run",  # the check run's Re-run button (action rerequested)
     "check_suite",  # the check suite's Re-run button (action rerequested)
-    "issue_comment",  # `/perfbot rerun` and `/perfbot help` in a PR comment
+    "issue_comment",  # `/perfbot rerun` and `/perfbot help` on a PR, `/perfbot accept` on an issue
     "workflow_run",  # a measurement run started or completed
 )
 

@@ -32,6 +32,7 @@ class PullInfo:
     base_ref: str
     base_sha: str
     labels: tuple[str, ...]
+    title: str = ""  # written by the PR's author: untrusted
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from perfbot.model import Settings
 
 WatchState = Literal["open", "closed"]
 # accepted: a person took the new level as the baseline; returned: the metric is back at
-# its old level; gone: more commits showed the change was noise.
-ClosedReason = Literal["accepted", "returned", "gone"]
+# its old level; gone: more commits showed the change was noise; deleted: its issue was.
+ClosedReason = Literal["accepted", "returned", "gone", "deleted"]
 AcknowledgedSubject = Literal["branch", "pull"]
 
 

@@ -16,12 +16,15 @@ from perfbot.app.artifacts import ArtifactError
 from perfbot.app.context import JobContext
 from perfbot.app.download import LIMITS, download_report, newest_artifact
 from perfbot.app.gates import measurement_config
-from perfbot.app.jobs import PushRunCompleted, Run
+from perfbot.app.job_payloads import encode
+from perfbot.app.jobs import PushRunCompleted, Repository, Run, WatchJob
 from perfbot.app.measurements import INLINE_SERIES, MAX_RECORDED_ROWS, MAX_RECORDED_SAMPLES
-from perfbot.app.repoconfig import RepoConfig
+from perfbot.app.repoconfig import RepoConfig, WatchConfig
+from perfbot.app.routes import INTERNAL_WATCH, watch_key
 from perfbot.engine.read import platforms
 from perfbot.engine.read.sides import SIDES, ReportFile, SideReport, read_side, split_sides
 from perfbot.github.errors import ArtifactGone
+from perfbot.store.base import NewJob
 from perfbot.store.measurements import MeasurementRecord
 
 # Up to this size a report is parsed on the event loop (as for PR runs).
@@ -59,9 +62,29 @@ async def on_push_run_completed(ctx: JobContext, job: PushRunCompleted) -> str:
     stored = await ctx.store.record_measurements(records)
     again = "" if stored == len(records) else f", {len(records) - stored} of them stored already"
     ignored = f"; {note}" if note else ""
+    watching = await _queue_watch(ctx, run, loaded.repo_config.watch)
     return ctx.ended(
-        f"recorded {len(records)} series of {where} (push run{again}): nothing to comment{ignored}"
+        f"recorded {len(records)} series of {where} (push run{again}): nothing to comment"
+        f"{ignored}; {watching}"
     )
+
+
+async def _queue_watch(ctx: JobContext, run: Run, watch: WatchConfig) -> str:
+    """Queue the branch's watch over what this run recorded (once per run attempt, however
+    often its delivery comes); what became of it, in words."""
+    if not watch.on(ctx.watch_by_default):
+        return "watch off"
+    job = WatchJob(
+        Repository(run.repo_id, run.owner, run.name),
+        run.head_branch,
+        run.head_sha,
+        run.id,
+        run.attempt,
+    )
+    queued = NewJob(INTERNAL_WATCH, encode(job), watch_key(job), ctx.installation_id)
+    delivery = f"watch:{run.repo_id}:{run.id}:{run.attempt}"
+    new = await ctx.store.record_delivery(delivery, INTERNAL_WATCH, "recorded", queued, ctx.now())
+    return "watch queued" if new else "watch queued already"
 
 
 async def _measured_side(

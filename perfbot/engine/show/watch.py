@@ -115,6 +115,14 @@ def returned_comment(change: ChangePoint, returned_sha: str) -> str:
     )
 
 
+def gone_comment() -> str:
+    """The comment that closes an issue whose change more commits showed to be noise."""
+    return (
+        "More commits were measured since, and the change this issue is about is no longer "
+        "found: it was noise. Closing."
+    )
+
+
 def accepted_comment(login: str, reason: str, count: int) -> str:
     """The comment that closes an issue whose new level a maintainer accepted."""
     why = f": {text(reason, 300)}" if reason.strip() else ""
