@@ -13,6 +13,7 @@
     ├── SchemaTooNew (RuntimeError)           perfbot.store._migrations
     ├── Lost                                  perfbot.support.keepalive
     ├── PullLocked                            perfbot.app.pulllock              retryable
+    ├── Paced                                 perfbot.app.watch_issues          retryable
     ├── BadPayload (ValueError)               perfbot.app.jobs
     │   ├── UnknownJob                        perfbot.app.jobs
     │   └── JobTooNew                         perfbot.app.jobs
@@ -38,7 +39,8 @@ What each means:
 - DatabaseUnavailable: PostgreSQL could not be reached or logged into. SchemaTooNew: the
   database was migrated by a newer perfbot.
 - Lost: a lease or lock expired while its block ran (``perfbot.support.keepalive``).
-  PullLocked: another job holds a pull request's lock, or this one lost it.
+  PullLocked: another job holds a pull request's lock, or this one lost it. Paced: a watch
+  issue waits for its repository's minute (``retry_after``).
 - BadPayload: a queued job this perfbot cannot run (malformed, an unknown kind, or queued
   by a newer perfbot).
 - ArtifactError: an artifact is not a usable zip. UnsafeYaml: a configuration file whose

@@ -24,6 +24,7 @@ from perfbot.app.artifacts import ArtifactError
 from perfbot.app.context import JobContext
 from perfbot.app.jobs import BadPayload, JobTooNew
 from perfbot.app.pulllock import PullLocked
+from perfbot.app.watch_issues import Paced
 from perfbot.app.worker import Worker
 from perfbot.errors import ParseError, PerfbotError
 from perfbot.github.app import GitHubApp
@@ -141,6 +142,7 @@ FAILURES: list[PerfbotError] = [
     AuthFailed("GitHub refused the App's token (401)", 401),
     DatabaseUnavailable("could not reach the database at db.example:5432"),
     PullLocked("pull request 7 is being updated by another job"),
+    Paced("an issue waits for the repository's minute", 60.0),
     GitHubError("GitHub refused the request (422)", 422),
     ArtifactGone("the artifact expired", 410),
     ArtifactError("perf-report", "not a zip file"),
