@@ -7,6 +7,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,28 @@ def iperf3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     finally:
         server.terminate()  # only the process this fixture started, by its PID
         server.wait(timeout=10)
+
+
+# Between two tests the server closes its listening socket and opens it again: a client
+# that comes in that moment is refused. Such a client is run again, a few times at most.
+_NOT_LISTENING = (b"Connection refused", b"unable to receive control message")
+MAX_CLIENT_TRIES = 5
+
+
+def run_client(port: int, extra: list[str], output: Path, *, refused: bool = False) -> None:
+    """One ``iperf3 -c`` run of a second against the fixture's server, its JSON in ``output``.
+    ``refused``: nothing listens on ``port`` on purpose; its one failed run is the output."""
+    assert IPERF3
+    for attempt in range(1, 2 if refused else MAX_CLIENT_TRIES + 1):
+        result = subprocess.run(
+            [IPERF3, "-c", HOST, "-p", str(port), "-J", "-t", "1", *extra],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        missed = result.returncode != 0 and any(m in result.stdout for m in _NOT_LISTENING)
+        if refused or not missed or attempt == MAX_CLIENT_TRIES:
+            break
+        time.sleep(0.1 * attempt)  # the server's own restart, not a result to wait for
+    assert refused or result.returncode == 0, result.stdout[-500:]
+    output.write_bytes(result.stdout)

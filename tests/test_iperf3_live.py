@@ -9,20 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.iperf3 import HOST, IPERF3, free_port
+from tests.iperf3 import IPERF3, free_port, run_client
 
 pytestmark = pytest.mark.slow
-
-
-def run_client(port: int, extra: list[str], output: Path) -> None:
-    assert IPERF3
-    result = subprocess.run(
-        [IPERF3, "-c", HOST, "-p", str(port), "-J", "-t", "1", *extra],
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    output.write_bytes(result.stdout)
 
 
 def test_two_real_runs_compare_end_to_end(iperf3_server: int, tmp_path: Path) -> None:
@@ -86,8 +75,8 @@ def test_a_refused_connection_is_a_failed_case(tmp_path: Path) -> None:
     (tmp_path / "base").mkdir()
     (tmp_path / "head").mkdir()
     port = free_port()  # nothing listens here
-    run_client(port, [], tmp_path / "head" / "tcp.json")
-    run_client(port, [], tmp_path / "base" / "tcp.json")
+    run_client(port, [], tmp_path / "head" / "tcp.json", refused=True)
+    run_client(port, [], tmp_path / "base" / "tcp.json", refused=True)
     report = tmp_path / "comparison.json"
     subprocess.run(
         [sys.executable, "-m", "perfbot", "compare", str(tmp_path), "--json", str(report)],

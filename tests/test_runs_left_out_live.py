@@ -11,21 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.iperf3 import HOST, IPERF3
+from tests.iperf3 import run_client
 
 pytestmark = pytest.mark.slow
-
-
-def run_client(port: int, extra: list[str], output: Path) -> None:
-    assert IPERF3
-    result = subprocess.run(
-        [IPERF3, "-c", HOST, "-p", str(port), "-J", "-t", "1", *extra],
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout[-500:]
-    output.write_bytes(result.stdout)
 
 
 def test_runs_with_other_settings_are_named_once_with_their_differences(
