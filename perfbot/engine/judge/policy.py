@@ -62,12 +62,21 @@ class Policy:
         rule = self.rule(metric, scale)
         return rule.better, rule.threshold, rule.tolerance, rule.ignore
 
+    def _defaults(self, scale: Scale) -> Resolved:
+        if scale is Scale.POINTS:
+            return Resolved(None, self.points_threshold, self.points_tolerance, False, False)
+        if scale is Scale.COUNT:
+            return Resolved(None, self.count_threshold, self.count_tolerance, False, False)
+        return Resolved(None, self.threshold, self.tolerance, False, False)
+
     def rule(self, metric: str, scale: Scale = Scale.RATIO) -> Resolved:
         """Everything the policy says of ``metric``.
 
         A rule's threshold and tolerance are in the metric's units: percent for ratio
         metrics, points for percentages, counts for counters.
         """
+        if not self.rules:  # no overrides, the usual case: the scale's defaults
+            return self._defaults(scale)
         threshold, tolerance = self.threshold, self.tolerance
         if scale is Scale.POINTS:
             threshold, tolerance = self.points_threshold, self.points_tolerance

@@ -53,8 +53,9 @@ class LeftOutRuns:
     _taken: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)
 
     def taken(self, platform: str, case: str, path: str) -> None:
-        """A sample of ``path`` joined its series: the file is kept for its case."""
-        self._taken.setdefault((platform, case), {}).setdefault(_within_platform(path))
+        """A sample of ``path`` joined its series: the file is kept for its case. (Called
+        once per sample: the path is named within its platform only when said.)"""
+        self._taken.setdefault((platform, case), {}).setdefault(path)
 
     def left_out(
         self,
@@ -69,8 +70,8 @@ class LeftOutRuns:
         entry = self._cases.setdefault((platform, case), _Case())
         if not entry.kept:
             entry.settings = kept[1]
-        entry.kept.setdefault(_within_platform(kept[0]))
-        entry.left_out.setdefault(_within_platform(file[0]), file[1])
+        entry.kept.setdefault(kept[0])
+        entry.left_out.setdefault(file[0], file[1])
 
     def notices(self) -> list[RunsLeftOut]:
         """One fact per case, in the order the cases were first found; a file both kept
@@ -78,10 +79,9 @@ class LeftOutRuns:
         said = []
         for (platform, case), entry in self._cases.items():
             files = {**entry.kept, **self._taken.get((platform, case), {})}
-            kept = tuple(path for path in files if path not in entry.left_out)
-            said.append(
-                RunsLeftOut(platform, case, kept, entry.settings, tuple(entry.left_out.items()))
-            )
+            kept = tuple(_within_platform(path) for path in files if path not in entry.left_out)
+            left_out = tuple((_within_platform(path), s) for path, s in entry.left_out.items())
+            said.append(RunsLeftOut(platform, case, kept, entry.settings, left_out))
         return said
 
 
