@@ -88,6 +88,7 @@ def _history(trend: str) -> SQL:
 
 HISTORY: Final = _history("")
 BRANCH_HISTORY: Final = _history(_TREND)
+PUSH_HISTORY: Final = _history(" AND s.branch = :branch AND s.side = 'push'")
 # A PR's head runs, newest first (one row per attempt; ``Store.pull_runs``).
 PULL_RUNS: Final = SQL(
     """
@@ -162,6 +163,7 @@ class MeasurementsSQL(SQLBackend):
         *,
         max_commits: int,
         max_rows: int,
+        pushes_only: bool = False,
     ) -> dict[SeriesKey, list[CommitSamples]]:
         params = {
             "repo": repo_id,
@@ -170,7 +172,8 @@ class MeasurementsSQL(SQLBackend):
             "forks": False,  # a fork's author wrote its base side too: never a trend
             "rows": max_rows,
         }
-        return await self._history(BRANCH_HISTORY, params, keys, max_commits, max_rows)
+        sql = PUSH_HISTORY if pushes_only else BRANCH_HISTORY
+        return await self._history(sql, params, keys, max_commits, max_rows)
 
     async def _history(
         self,

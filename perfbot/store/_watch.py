@@ -55,10 +55,11 @@ INSERT_ACK: Final = SQL(
     f"INSERT INTO acknowledgements ({', '.join(_ACK_COLUMNS)})"
     f" VALUES ({', '.join(f':{name}' for name in _ACK_COLUMNS)})"
 )
+# The newest first, so that the bound leaves out the oldest (read back oldest first).
 BRANCH_ACKS: Final = SQL(
     f"SELECT {', '.join(_ACK_COLUMNS)} FROM acknowledgements"
     " WHERE repo_id = :repo AND subject = 'branch' AND branch = :branch"
-    " AND revoked_at IS NULL ORDER BY accepted_at, id LIMIT :limit"
+    " AND revoked_at IS NULL ORDER BY accepted_at DESC, id DESC LIMIT :limit"
 )
 FORGET_CHANGES: Final = SQL("DELETE FROM watch_changes WHERE repo_id = :repo")
 FORGET_ACKS: Final = SQL("DELETE FROM acknowledgements WHERE repo_id = :repo")
@@ -91,7 +92,7 @@ class WatchSQL(SQLBackend):
 
     async def branch_acknowledgements(self, repo_id: int, branch: str) -> list[Acknowledgement]:
         params = {"repo": repo_id, "branch": storable(branch), "limit": MAX_WATCHED}
-        return [_ack(row) for row in await self._fetch(BRANCH_ACKS, params)]
+        return [_ack(row) for row in reversed(await self._fetch(BRANCH_ACKS, params))]
 
 
 def _change_params(change: WatchedChange) -> dict[str, Any]:

@@ -307,10 +307,13 @@ class Measurements(Protocol):
         *,
         max_commits: int,
         max_rows: int,
+        pushes_only: bool = False,
     ) -> dict[SeriesKey, list[CommitSamples]]:
         """``measurement_history`` of ``branch`` alone, as its trend: the rows of side
         ``push`` (its own commits) and ``base`` (what PRs against it measured of it) whose
-        branch is ``branch``, never a fork PR's rows and never another repository's."""
+        branch is ``branch``, never a fork PR's rows and never another repository's.
+        ``pushes_only``: the branch's own pushes alone (a PR measures its base with its own
+        copy of the workflow, which may change the benchmark itself)."""
 
     async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
         """The newest ``max_runs`` (at most ``MAX_PULL_RUNS``) run attempts that recorded

@@ -10,9 +10,11 @@ from typing import Literal
 from perfbot.model import Settings
 
 WatchState = Literal["open", "closed"]
-# accepted: a person took the new level as the baseline; returned: the metric is back at
-# its old level; gone: more commits showed the change was noise; deleted: its issue was.
-ClosedReason = Literal["accepted", "returned", "gone", "deleted"]
+# accepted: a person took the new level as the baseline (``/perfbot accept``, or by closing
+# its issue); returned: the metric is back at its old level; gone: more commits showed the
+# change was noise; superseded: a later level of its series was accepted; deleted: its
+# issue was.
+ClosedReason = Literal["accepted", "returned", "gone", "superseded", "deleted"]
 AcknowledgedSubject = Literal["branch", "pull"]
 
 
@@ -67,3 +69,22 @@ class Acknowledgement:
     accepted_at: float
     revoked_at: float | None = None
     revoked_by: str | None = None
+
+
+def level_accepted(change: WatchedChange, login: str, reason: str, at: float) -> Acknowledgement:
+    """``login`` took ``change``'s new level as its series' baseline, at ``at``."""
+    return Acknowledgement(
+        repo_id=change.repo_id,
+        installation_id=change.installation_id,
+        subject="branch",
+        branch=change.branch,
+        pr_number=None,
+        sha=change.sha,
+        platform=change.platform,
+        metric=change.metric,
+        settings=change.settings,
+        value=None,
+        login=login,
+        reason=reason,
+        accepted_at=at,
+    )
