@@ -304,6 +304,8 @@ class Repo:
     installation_id: int
     default_branch: str = "main"
     private: bool = False
+    has_issues: bool = True  # False: issues turned off in the repository's settings
+    last_number: int = 0  # of the newest issue or pull request, deleted ones included
     files: dict[str, str | bytes] = field(default_factory=dict)  # on the default branch
     refs: dict[str, dict[str, str | bytes]] = field(default_factory=dict)  # other branches/shas
     collaborators: dict[str, str] = field(default_factory=dict)  # lower-case login → role
@@ -748,7 +750,9 @@ class FakeGitHub:
     def next_issue_number(self, repo: Repo | str) -> int:
         """The number GitHub would give the repository's next issue or pull request."""
         target = self.repo(repo)
-        return max([*target.pulls, *target.issues], default=0) + 1
+        # Never one of a deleted issue's: GitHub does not give a number twice.
+        target.last_number = max([target.last_number, *target.pulls, *target.issues]) + 1
+        return target.last_number
 
     def add_commit(
         self,
@@ -2816,6 +2820,20 @@ def _ancestry(repo: Repo, sha: str) -> set[str]:
     return seen
 
 
+def _list_commits(call: _Call) -> Response:
+    """``GET …/commits``: the commits reachable from ``sha`` (a branch, a sha; the default
+    branch without it), newest first: by committer date, then the later made first."""
+    fake, repo = call.fake, call.repo
+    if not repo.commits:
+        raise _HttpError(409, "Git Repository is empty.")
+    head = _resolved_ref(repo, call.query.get("sha", repo.default_branch))
+    reachable = _ancestry(repo, head)
+    made = {sha: index for index, sha in enumerate(repo.commits)}
+    listed = sorted(reachable, key=lambda sha: (repo.commits[sha].date, made[sha]), reverse=True)
+    page, headers = _paginate(call, listed)
+    return _json([_commit_json(fake, repo, repo.commits[sha]) for sha in page], headers=headers)
+
+
 # Without page or per_page, GitHub's comparison lists at most this many commits.
 COMPARE_COMMITS_LIMIT: Final = 250
 
@@ -2912,6 +2930,8 @@ def _issue_labels(value: Any) -> list[str]:
 
 def _create_issue(call: _Call) -> Response:
     fake, repo, body = call.fake, call.repo, _body_dict(call)
+    if not repo.has_issues:
+        raise _HttpError(410, "Issues are disabled for this repo")
     title, text = _issue_title(body), _issue_text(body)
     labels = _issue_labels(body.get("labels", []))
     login, app_id = _writer(call)
@@ -3226,6 +3246,7 @@ _ROUTES: Final = (
     _route("GET", f"{_REPO}/pulls", _list_pulls, "pull_requests"),
     _route("GET", f"{_REPO}/pulls/{{number:int}}", _get_pull, "pull_requests"),
     _route("GET", f"{_REPO}/commits/{{sha}}/pulls", _commit_pulls, "pull_requests"),
+    _route("GET", f"{_REPO}/commits", _list_commits, "contents"),
     _route("GET", f"{_REPO}/compare/{{basehead:path}}", _compare, "contents"),
     _route("GET", f"{_REPO}/issues", _list_issues, *_ISSUES_WRITE),
     _route("POST", f"{_REPO}/issues", _create_issue, "issues", level="write"),

@@ -341,8 +341,8 @@ async def scene(world: World, app: GitHubApp) -> None:
         # The issues of performance changes on the default branch, and their commits.
         (base,) = world.commits("measured")
         world.merge(pull)
-        comparison = await installation.compare_commits(owner, name, base.sha, "main")
-        (merged,) = comparison.commits
+        merged, measured = await installation.list_commits(owner, name, "main")
+        assert merged.parents[0] == measured.sha == base.sha
         assert [p.number for p in await installation.pulls_for_commit(owner, name, merged.sha)]
         issue = await installation.create_issue(owner, name, "tcp4 fell", "at #7", ["perfbot"])
         assert await installation.get_issue(owner, name, issue.number) == issue
@@ -377,7 +377,7 @@ PERFBOTS_OPERATIONS = {
     "POST /repos/{owner}/{repo}/check-runs",
     "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",
     "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun",
-    "GET /repos/{owner}/{repo}/compare/{basehead}",
+    "GET /repos/{owner}/{repo}/commits",
     "POST /repos/{owner}/{repo}/issues",
     "GET /repos/{owner}/{repo}/issues/{issue_number}",
     "GET /repos/{owner}/{repo}/issues",

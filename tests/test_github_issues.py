@@ -209,7 +209,7 @@ async def test_an_installation_that_may_not_write_issues_is_refused(world: World
 # --- Commits -----------------------------------------------------------------------------------
 
 
-async def test_the_commits_between_two_measurements_and_their_pull_requests(
+async def test_a_branch_s_commits_newest_first_and_their_pull_requests(
     world: World, github: Installation
 ) -> None:
     (base,) = world.commits("measured: 5.97 Mbit/s")
@@ -217,36 +217,38 @@ async def test_the_commits_between_two_measurements_and_their_pull_requests(
     second = world.pull(8, "c" * 40)
     merged = [world.merge(first), world.merge(second, squash=False)]
     (head,) = world.commits("docs")
-    comparison = await github.compare_commits(OWNER, NAME, base.sha, "main")
-    assert (comparison.status, comparison.ahead_by, comparison.behind_by) == ("ahead", 3, 0)
-    assert comparison.merge_base_sha == base.sha
-    assert [c.sha for c in comparison.commits] == [merged[0].sha, merged[1].sha, head.sha]
-    assert comparison.commits[0].message == "Improve throughput (#7)"
-    assert comparison.commits[1].parents == (merged[0].sha, second.head_sha)
-    pulls = [await github.pulls_for_commit(OWNER, NAME, c.sha) for c in comparison.commits]
-    assert [[p.number for p in found] for found in pulls] == [[7], [8], []]
-    assert pulls[0][0].state == "closed"
+    listed = await github.list_commits(OWNER, NAME, "main")
+    assert [c.sha for c in listed[:4]] == [head.sha, merged[1].sha, merged[0].sha, base.sha]
+    assert listed[2].message == "Improve throughput (#7)"
+    assert listed[1].parents == (merged[0].sha, second.head_sha)
+    made = world.fake.repo(world.repo).commits[head.sha].date.timestamp()
+    assert listed[0].committed_at == int(made)  # GitHub's dates are in whole seconds
+    pulls = [await github.pulls_for_commit(OWNER, NAME, c.sha) for c in listed[:3]]
+    assert [[p.number for p in found] for found in pulls] == [[], [8], [7]]
+    assert pulls[2][0].state == "closed"
 
 
-async def test_comparisons_tell_how_two_refs_stand(world: World, github: Installation) -> None:
+async def test_commits_are_listed_from_a_sha_or_a_branch(
+    world: World, github: Installation
+) -> None:
     root, main_tip = world.commits("root", "on main")
     (topic,) = world.commits("on topic", branch="topic")
     world.fake.repo(world.repo).commits[topic.sha].parents = [root.sha]
-    assert (await github.compare_commits(OWNER, NAME, root.sha, root.sha)).status == "identical"
-    assert (await github.compare_commits(OWNER, NAME, main_tip.sha, root.sha)).status == "behind"
-    diverged = await github.compare_commits(OWNER, NAME, "main", "topic")
-    assert (diverged.status, diverged.ahead_by, diverged.behind_by) == ("diverged", 1, 1)
+    assert [c.sha for c in await github.list_commits(OWNER, NAME, root.sha)] == [root.sha]
+    on_topic = await github.list_commits(OWNER, NAME, "topic")
+    assert [c.sha for c in on_topic] == [topic.sha, root.sha]
+    assert main_tip.sha not in {c.sha for c in on_topic}
     with pytest.raises(GitHubError) as unknown:
-        await github.compare_commits(OWNER, NAME, "main", "nowhere")
+        await github.list_commits(OWNER, NAME, "nowhere")
     assert unknown.value.status == 404
 
 
-async def test_a_long_comparison_is_read_page_by_page(world: World, github: Installation) -> None:
-    (base,) = world.commits("measured")
+async def test_a_long_history_is_read_page_by_page(world: World, github: Installation) -> None:
     later = world.commits(*(f"commit {n}" for n in range(130)))
-    comparison = await github.compare_commits(OWNER, NAME, base.sha, later[-1].sha)
-    assert [c.sha for c in comparison.commits] == [c.sha for c in later]
-    pages = [r.query.get("page") for r in world.fake.requests if "/compare/" in r.path]
+    first = await github.list_commits(OWNER, NAME, "main")
+    second = await github.list_commits(OWNER, NAME, "main", page=2)
+    assert [c.sha for c in first + second][:130] == [c.sha for c in reversed(later)]
+    pages = [r.query.get("page") for r in world.fake.requests if r.path.endswith("/commits")]
     assert pages == ["1", "2"]
 
 

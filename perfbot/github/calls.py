@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from perfbot.github.types import (
     ArtifactInfo,
     CommentInfo,
-    CommitComparison,
+    CommitInfo,
     Conclusion,
     IssueFilter,
     IssueInfo,
@@ -111,6 +111,6 @@ class GitHubCalls(Protocol):
         state: IssueFilter = "open",
     ) -> list[IssueInfo]: ...
 
-    async def compare_commits(
-        self, owner: str, repo: str, base: str, head: str
-    ) -> CommitComparison: ...
+    async def list_commits(
+        self, owner: str, repo: str, ref: str, *, page: int = 1
+    ) -> list[CommitInfo]: ...

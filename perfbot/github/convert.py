@@ -3,10 +3,12 @@ of ``installation`` return, converted in one place."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from githubkit_schemas.latest import models
 from pydantic import BaseModel
 
-from perfbot.github.types import ArtifactInfo, CommentInfo, IssueInfo, PullInfo
+from perfbot.github.types import ArtifactInfo, CommentInfo, CommitInfo, IssueInfo, PullInfo
 
 
 def artifact_info(artifact: models.Artifact) -> ArtifactInfo:
@@ -72,4 +74,16 @@ def issue_info(
         app_id=app.id if app is not None else None,
         is_pull_request=isinstance(issue.pull_request, BaseModel),
         html_url=issue.html_url,
+        closed_by=issue.closed_by.login if isinstance(issue.closed_by, BaseModel) else None,
+    )
+
+
+def commit_info(commit: models.Commit) -> CommitInfo:
+    committer = commit.commit.committer
+    date = committer.date if committer is not None else None
+    return CommitInfo(
+        sha=commit.sha,
+        message=commit.commit.message,
+        parents=tuple(parent.sha for parent in commit.parents),
+        committed_at=date.timestamp() if isinstance(date, datetime) else None,
     )

@@ -17,7 +17,13 @@ import httpx
 from githubkit import GitHub, TokenAuthStrategy
 from githubkit_schemas.latest import models
 
-from perfbot.github.convert import artifact_info, comment_info, issue_info, pull_info
+from perfbot.github.convert import (
+    artifact_info,
+    comment_info,
+    commit_info,
+    issue_info,
+    pull_info,
+)
 from perfbot.github.errors import ArtifactGone, GitHubError
 from perfbot.github.storage import fetch_blob
 from perfbot.github.tokens import TokenGate
@@ -34,7 +40,6 @@ from perfbot.github.types import (
     ROLES,
     ArtifactInfo,
     CommentInfo,
-    CommitComparison,
     CommitInfo,
     Conclusion,
     IssueFilter,
@@ -444,42 +449,21 @@ class Installation:
         issues = [issue_info(i) for i in await _all_pages(page, max_pages=20)]
         return [i for i in issues if not i.is_pull_request]
 
-    async def compare_commits(
-        self, owner: str, repo: str, base: str, head: str
-    ) -> CommitComparison:
-        """``git log base..head`` as GitHub compares them (branch names or shas), oldest
-        first, every page of the commits."""
-
-        async def page(number: int) -> list[models.Commit]:
-            response = await self._call(
-                "GET",
-                partial(
-                    self._gh.rest.repos.async_compare_commits,
-                    owner,
-                    repo,
-                    f"{base}...{head}",
-                    per_page=PAGE_SIZE,
-                    page=number,
-                ),
-            )
-            pages.append(response.parsed_data)
-            return list(response.parsed_data.commits)
-
-        pages: list[models.CommitComparison] = []
-        # 1,000 commits between two measurements of the default branch is already a lot.
-        commits = await _all_pages(page, max_pages=10)
-        first = pages[0]
-        return CommitComparison(
-            status=first.status,
-            ahead_by=first.ahead_by,
-            behind_by=first.behind_by,
-            merge_base_sha=first.merge_base_commit.sha,
-            commits=tuple(
-                CommitInfo(
-                    sha=c.sha,
-                    message=c.commit.message,
-                    parents=tuple(p.sha for p in c.parents),
-                )
-                for c in commits
+    async def list_commits(
+        self, owner: str, repo: str, ref: str, *, page: int = 1
+    ) -> list[CommitInfo]:
+        """Page ``page`` (``PAGE_SIZE`` a page) of the commits reachable from ``ref`` (a
+        branch or a sha), newest first as GitHub lists them: the caller reads as many
+        pages as it needs, so that a walk that found what it wanted stops early."""
+        response = await self._call(
+            "GET",
+            partial(
+                self._gh.rest.repos.async_list_commits,
+                owner,
+                repo,
+                sha=ref,
+                per_page=PAGE_SIZE,
+                page=page,
             ),
         )
+        return [commit_info(c) for c in response.parsed_data]

@@ -57,24 +57,17 @@ class IssueInfo:
     app_id: int | None  # performed_via_github_app: opened by an App (perfbot's own?)
     is_pull_request: bool
     html_url: str
+    closed_by: str | None = None  # who closed it, when it is closed and GitHub says
 
 
 @dataclass(frozen=True, slots=True)
 class CommitInfo:
+    """A commit as GitHub lists it: its first parent is the branch's line."""
+
     sha: str
     message: str
     parents: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class CommitComparison:
-    """``git log base..head`` (oldest first) and how the two stand."""
-
-    status: str  # "ahead", "behind", "diverged" or "identical"
-    ahead_by: int
-    behind_by: int
-    merge_base_sha: str
-    commits: tuple[CommitInfo, ...]
+    committed_at: float | None = None  # the committer's date, epoch seconds
 
 
 @dataclass(frozen=True, slots=True)
