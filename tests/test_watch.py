@@ -103,7 +103,10 @@ def test_a_step_on_main_opens_one_issue_that_later_pushes_edit(tmp_path: Path) -
     reasons = watch_reasons(database)
     assert len(reasons) == 40
     assert sum("1 issue opened" in r for r in reasons) == 1
-    assert sum("1 issue edited" in r for r in reasons) >= 10  # every push after it
+    # Every push after it looks at the issue again: edited, or unchanged when a job before
+    # it had already judged up to the branch's head (jobs run after several pushes land).
+    assert sum("1 issue edited" in r or "1 issue unchanged" in r for r in reasons) >= 10
+    assert sum("1 issue edited" in r for r in reasons) >= 1
 
     # Five more pushes, on a second replica of the same database: edited, not duplicated.
     with in_process_service(world, database) as replica:

@@ -73,5 +73,5 @@ async def test_a_second_issue_waits_for_the_repositorys_minute(bench: Bench) -> 
     assert [i.title.rsplit("`", 2)[1] for i in issues] == [shas[15][:7], shas[30][:7]]
     # Run once more, nothing new: both issues are edited, none opened.
     reason = await bench.run("perfbot_watch", last, "watch-2")
-    assert "2 issues edited" in reason
+    assert "2 issues unchanged" in reason
     assert len([i for i in world.repo.issues.values() if ISSUE_LABEL in i.labels]) == 2

@@ -120,3 +120,31 @@ def test_a_new_change_at_a_commit_with_an_open_issue_joins_it() -> None:
 
 def test_a_change_recorded_without_an_issue_stays_so() -> None:
     assert plan([series(step())], [Reported(identity(25), None)], policy=POLICY) == []
+
+
+def test_a_deterministic_change_below_a_configured_floor_is_not_told() -> None:
+    exact = series(step(drop=0.015), noise=0.0, deterministic=True)
+    assert plan([exact], [], policy=POLICY, min_change=2.0) == []
+    (told,) = plan([exact], [], policy=POLICY, min_change=1.0)
+    assert told.sha == sha(25)
+
+
+def test_a_change_too_near_the_series_end_to_be_found_again_is_left_open() -> None:
+    # The window now holds only the first commits after the change (a shorter history):
+    # the change cannot be found on two commits, which says nothing of whether it stands.
+    short = series(step(total=27))
+    assert plan([short], [Reported(identity(25), 12)], policy=POLICY) == []
+    # Far from the edges and not found: noise, closed.
+    flat = series([100.0] * 40)
+    (gone,) = plan([flat], [Reported(identity(20), 12)], policy=POLICY)
+    assert [e.closing for e in gone.endings] == [Closing.GONE]
+
+
+def test_a_change_behind_a_later_accepted_level_is_closed() -> None:
+    key = ("qemu_x86", "udp.receiver_mbps", ())
+    twice = [100.0 * (1 - 0.06 * (i >= 25) - 0.06 * (i >= 50)) for i in range(70)]
+    (closed,) = plan(
+        [series(twice)], [Reported(identity(25), 12)], policy=POLICY, accepted={key: sha(50)}
+    )
+    assert (closed.issue, closed.closes) == (12, True)
+    assert [e.closing for e in closed.endings] == [Closing.SUPERSEDED]

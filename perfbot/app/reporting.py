@@ -37,6 +37,9 @@ from perfbot.github.types import PullInfo
 # Up to this size a report is parsed and rendered on the event loop: a thread costs more
 # than the work (the zip's own threshold: perfbot.app.download).
 INLINE_BYTES: Final = 64 * 1024
+# A change of the target branch found longer ago than this is on both sides of nearly
+# every PR judged now (its base is the branch's tip when it ran): no notice.
+BRANCH_CHANGE_NOTICE_SECONDS: Final = 7 * 86400.0
 # A repository's page as GitHub links it: nothing in it can end a markdown link.
 _REPO_URL: Final = re.compile(r"https://[A-Za-z0-9.-]+(?::\d+)?(?:/[A-Za-z0-9_.-]+){2,3}")
 
@@ -149,25 +152,35 @@ async def judge_for_pull(
 async def branch_changes(
     ctx: JobContext, run: Run, pull: PullInfo, judged: Judgement
 ) -> tuple[BranchChanged, ...]:
-    """The watch's open issues about the PR's target branch that touch metrics of this
-    report: a move the comment shows may be that change, not the PR's. A store that
-    cannot be read costs the notice only (logged)."""
+    """The watch's open issues about the PR's target branch that touch series of this
+    report (same platform, metric and settings) and were found lately: a move the comment
+    shows may be that change, not the PR's. A store that cannot be read costs the notice
+    only (logged)."""
     try:
         told = await ctx.store.open_changes(run.repo_id, pull.base_ref)
     except Exception as exc:
         ctx.log.warning("the branch's open changes not read: %s", type(exc).__name__)
         return ()
-    measured = {key for side in judged.sides for key in side.series}
+    measured = {
+        (platform, metric, series.settings)
+        for side in judged.sides
+        for (platform, metric), series in side.series.items()
+    }
+    since = ctx.now() - BRANCH_CHANGE_NOTICE_SECONDS
     issues: dict[int, list[str]] = {}
     for row in told:
-        if row.issue_number is not None and (row.platform, row.metric) in measured:
+        if row.issue_number is None or row.created_at < since:
+            continue
+        if (row.platform, row.metric, row.settings) in measured:
             issues.setdefault(row.issue_number, []).append(row.first_sha)
-    # The run's page is https://<server>/<owner>/<name>/actions/runs/<id>: its issues are beside.
-    repo_url = (
-        run.html_url.split("/actions/runs/", 1)[0] if "/actions/runs/" in run.html_url else ""
-    )
+    # The run's page is https://<server>/<owner>/<name>/actions/runs/<id>: its issues are
+    # beside. A page that is not plainly a repository's gets no link (a payload's URL).
+    repo_url = run.html_url.split("/actions/runs/", 1)[0]
+    link = repo_url if _REPO_URL.fullmatch(repo_url) else None
     return tuple(
-        BranchChanged(pull.base_ref, shas[0], number, f"{repo_url}/issues/{number}", len(shas))
+        BranchChanged(
+            pull.base_ref, shas[0], number, f"{link}/issues/{number}" if link else "", len(shas)
+        )
         for number, shas in sorted(issues.items())
     )
 

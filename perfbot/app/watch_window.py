@@ -1,19 +1,20 @@
-"""The branch's series a push run touched, as the watch judges them: every stored row of
-them on the branch, in the branch's first-parent order.
+"""The branch's series a push run touched, as the watch judges them: every push of the
+branch that measured them, in the branch's first-parent order up to its head now.
 
 Read from the store: the run's own series (``Store.run_measurements``: what it touched),
-and every row of those series on the branch: its pushes and the base sides of PRs against
-it, never a fork's, never another repository's (``Store.branch_history``). Ordered by
-GitHub: runs finish out of order, and a commit may be measured twice or never, so the
-order is the branch's first parents from the run's head back to the oldest commit of the
-window (one comparison, ``compare_commits``); a measured commit that is not on that line
-(a force-pushed one) is left out.
+and every push row of those series on the branch (``Store.branch_history``, pushes only:
+a PR measures its base with its own copy of the workflow, which may change the benchmark
+itself). Ordered by GitHub: runs finish out of order, and a commit may be measured twice
+or never, so the order is the branch's first parents from its head now (not the run's
+commit: a later push may have finished first) back to the oldest measured commit on that
+line, read a page of commits at a time (``list_commits``). A measured commit not on that
+line (force-pushed away, or brought in as a merge's second parent) is left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 from perfbot.app.context import JobContext
@@ -22,6 +23,7 @@ from perfbot.app.repoconfig import WatchConfig
 from perfbot.engine.judge import noise
 from perfbot.engine.judge.changes import BranchSeries, MeasuredCommit
 from perfbot.github.errors import GitHubError
+from perfbot.github.transport import PAGE_SIZE
 from perfbot.github.types import CommitInfo
 from perfbot.store.measurements import (
     MAX_HISTORY_COMMITS,
@@ -33,8 +35,13 @@ from perfbot.store.measurements import (
 
 # The most series one watch judges: a report's series beyond this are not watched.
 MAX_WATCHED_SERIES: Final = 2000
-# The most comparisons one watch asks GitHub for, to find the oldest measured commit.
-MAX_COMPARISONS: Final = 4
+# The most pages of the branch's commits one watch reads (of PAGE_SIZE each): 1,000
+# commits, side branches' included, between the head and the oldest measured commit.
+MAX_COMMIT_PAGES: Final = 10
+# A measured commit not met once the walk is this much older than its measurement is
+# taken to be off the line, and no more pages are read for it (a commit is measured after
+# it is made; a push's head, within days).
+OFF_LINE_AFTER_SECONDS: Final = 30 * 86400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,58 +69,92 @@ async def branch_window(ctx: JobContext, job: WatchJob, watch: WatchConfig) -> W
         keys,
         max_commits=MAX_HISTORY_COMMITS,
         max_rows=MAX_HISTORY_ROWS,
+        pushes_only=True,
     )
     measured = {c.sha: c.newest_recorded_at for commits in history.values() for c in commits}
-    oldest = min(measured, key=lambda sha: (measured[sha], sha)) if measured else job.head_sha
     try:
-        chain = await first_parents(ctx, job, oldest)
-        # Runs finish out of order: the commit recorded first need not be the oldest. The
-        # comparison is made again from the earliest measured commit the line missed, while
-        # that lengthens it (a commit not on the branch any more never does).
-        for _ in range(MAX_COMPARISONS - 1):
-            missed = [sha for sha in measured if sha not in chain]
-            if not missed:
-                break
-            longer = await first_parents(ctx, job, min(missed, key=lambda s: (measured[s], s)))
-            if len(longer) <= len(chain):
-                break
-            chain = longer
+        chain = await first_parents(ctx, job, measured)
     except GitHubError as exc:
-        if exc.retryable or exc.status not in (404, 422):
+        if exc.retryable or exc.status not in (404, 409, 422):
             raise
-        # A commit GitHub no longer knows (force-pushed away) or cannot compare: without
-        # the branch's order nothing can be judged, and guessing it would blame a commit.
+        # The branch is gone, or empty: without its order nothing can be judged, and
+        # guessing it would blame a commit.
         return (
-            f"the order of {job.branch} from {oldest[:7]} to {job.head_sha[:7]} is unknown "
-            f"(GitHub answered {exc.status}): nothing judged"
+            f"the commits of {job.branch} could not be listed (GitHub answered "
+            f"{exc.status}): nothing judged"
         )
+    if not chain:
+        return f"no measured commit is on {job.branch}'s line any more: nothing judged"
     series = tuple(
         _series(s, history.get(key, []), chain) for s, key in zip(touched, keys, strict=True)
     )
     return Window(series, chain)
 
 
-async def first_parents(ctx: JobContext, job: WatchJob, oldest: str) -> tuple[str, ...]:
-    """The branch's commits from ``oldest`` to the run's head, first parents only."""
-    if oldest == job.head_sha:
-        return (job.head_sha,)
-    comparison = await ctx.installation.compare_commits(
-        job.repo.owner, job.repo.name, oldest, job.head_sha
-    )
-    return first_parent_chain(comparison.commits, job.head_sha, oldest)
-
-
-def first_parent_chain(commits: Sequence[CommitInfo], head: str, base: str) -> tuple[str, ...]:
-    """``base``, then the first parents of ``head`` down to it, oldest first (``commits``:
-    GitHub's comparison, any order). A commit merged in from a side branch is no part of
-    the branch's own line; a head that does not descend from ``base`` gives what is found."""
-    parents = {commit.sha: commit.parents for commit in commits}
+async def first_parents(
+    ctx: JobContext, job: WatchJob, measured: Mapping[str, float]
+) -> tuple[str, ...]:
+    """The branch's first-parent line from its head now back to the oldest of the
+    ``measured`` commits (sha → when measured) on it, oldest first; () when none is."""
+    listing = _Listing(ctx, job)
+    wanted = dict(measured)
     line: list[str] = []
-    sha: str | None = head
-    while sha is not None and sha in parents and sha != base and len(line) <= len(parents):
+    sha = await listing.head()
+    while sha is not None and wanted:
+        commit = await listing.find(sha)
+        if commit is None:
+            break  # beyond the pages read
         line.append(sha)
-        sha = parents[sha][0] if parents[sha] else None
-    return (base, *reversed(line)) if sha == base else tuple(reversed(line))
+        wanted.pop(sha, None)
+        if wanted and _past_all(commit, wanted):
+            break
+        sha = commit.parents[0] if commit.parents else None
+    on_line = [index for index, one in enumerate(line) if one in measured]
+    return tuple(reversed(line[: on_line[-1] + 1])) if on_line else ()
+
+
+def _past_all(commit: CommitInfo, wanted: Mapping[str, float]) -> bool:
+    """Whether the walk is so far older than every commit still wanted that none is on
+    the line (``OFF_LINE_AFTER_SECONDS``)."""
+    return (
+        commit.committed_at is not None
+        and commit.committed_at < min(wanted.values()) - OFF_LINE_AFTER_SECONDS
+    )
+
+
+@dataclass(slots=True)
+class _Listing:
+    """The branch's commits as GitHub lists them (newest first), read a page at a time
+    as the walk needs them, ``MAX_COMMIT_PAGES`` at most."""
+
+    ctx: JobContext
+    job: WatchJob
+    known: dict[str, CommitInfo] = field(default_factory=dict)
+    pages: int = 0
+    done: bool = False
+    first: str | None = None
+
+    async def head(self) -> str | None:
+        """The branch's head now (None: no commit listed)."""
+        if not self.pages:
+            await self._next()
+        return self.first
+
+    async def find(self, sha: str) -> CommitInfo | None:
+        while sha not in self.known and not self.done:
+            await self._next()
+        return self.known.get(sha)
+
+    async def _next(self) -> None:
+        repo = self.job.repo
+        self.pages += 1
+        listed = await self.ctx.installation.list_commits(
+            repo.owner, repo.name, self.job.branch, page=self.pages
+        )
+        if self.first is None and listed:
+            self.first = listed[0].sha
+        self.known.update((commit.sha, commit) for commit in listed)
+        self.done = len(listed) < PAGE_SIZE or self.pages >= MAX_COMMIT_PAGES
 
 
 def _series(run: RunSeries, commits: Sequence[CommitSamples], chain: Sequence[str]) -> BranchSeries:

@@ -10,8 +10,8 @@ from perfbot.app.jobs import IssueCommandJob
 from perfbot.app.pulllock import branch_lock
 from perfbot.app.rerun import role_at_least
 from perfbot.engine.show.watch import accepted_comment
-from perfbot.store.watched import Acknowledgement
 from perfbot.store.watched import WatchedChange as Told
+from perfbot.store.watched import level_accepted
 
 # Someone refused on an issue gets one reaction in this time: a comment costs its author
 # nothing, perfbot REST calls.
@@ -52,34 +52,17 @@ async def on_issue_command(ctx: JobContext, job: IssueCommandJob) -> str:
 
 
 async def _accept(ctx: JobContext, job: IssueCommandJob, standing: list[Told]) -> None:
+    """GitHub first, the store last: a job that stops between them is run again and finds
+    the changes still open, so the issue is never left open with its changes accepted."""
     repo, now = job.repo, ctx.now()
-    await ctx.store.acknowledge(
-        [
-            Acknowledgement(
-                repo_id=repo.id,
-                installation_id=ctx.installation_id,
-                subject="branch",
-                branch=c.branch,
-                pr_number=None,
-                sha=c.sha,
-                platform=c.platform,
-                metric=c.metric,
-                settings=c.settings,
-                value=None,
-                login=job.login,
-                reason=job.reason,
-                accepted_at=now,
-            )
-            for c in standing
-        ]
-    )
-    closed = [
-        replace(c, state="closed", closed_reason="accepted", updated_at=now) for c in standing
-    ]
-    await ctx.store.save_watched(closed)
     said = accepted_comment(job.login, job.reason, len(standing))
     await ctx.installation.create_comment(repo.owner, repo.name, job.number, said)
     await ctx.installation.update_issue(
         repo.owner, repo.name, job.number, state="closed", state_reason="completed"
     )
+    await ctx.store.acknowledge([level_accepted(c, job.login, job.reason, now) for c in standing])
+    closed = [
+        replace(c, state="closed", closed_reason="accepted", updated_at=now) for c in standing
+    ]
+    await ctx.store.save_watched(closed)
     await ctx.installation.add_reaction(repo.owner, repo.name, job.comment_id, "rocket")

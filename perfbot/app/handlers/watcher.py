@@ -3,17 +3,24 @@ level, and what changed is told in one issue per commit (``perfbot.app.watch_iss
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from functools import partial
+from typing import Final
 
 from perfbot.app.context import JobContext
 from perfbot.app.jobs import WatchJob
 from perfbot.app.pulllock import branch_lock
-from perfbot.app.watch_issues import Watching, carry_out, rows
+from perfbot.app.watch_issues import carry_out, rows
 from perfbot.app.watch_window import branch_window
+from perfbot.app.watch_words import Watching
 from perfbot.engine.judge.changes import ChangeId
 from perfbot.engine.judge.watch import Reported, SeriesKey, plan
 from perfbot.store.watched import Acknowledgement
 from perfbot.store.watched import WatchedChange as Told
+
+# Up to this many measured commits (of all the series together) are judged on the loop.
+INLINE_POINTS: Final = 2000
 
 
 async def on_watch(ctx: JobContext, job: WatchJob) -> str:
@@ -31,13 +38,18 @@ async def on_watch(ctx: JobContext, job: WatchJob) -> str:
     async with branch_lock(ctx, repo.id, job.branch):
         told = await ctx.store.open_changes(repo.id, job.branch)
         accepted = baselines(await ctx.store.branch_acknowledgements(repo.id, job.branch))
-        plans = plan(
+        reported = [Reported(identity(row), row.issue_number) for row in told]
+        judge = partial(
+            plan,
             window.series,
-            [Reported(identity(row), row.issue_number) for row in told],
+            reported,
             policy=config.policy(),
             min_change=watch.min_change,
             accepted=accepted,
         )
+        # Thousands of series of a hundred commits are seconds of work: not on the loop.
+        points = sum(len(one.commits) for one in window.series)
+        plans = judge() if points <= INLINE_POINTS else await asyncio.to_thread(judge)
         watching = Watching(
             job, window, {identity(row): row for row in told}, accepted, config.accept_permission
         )

@@ -9,7 +9,8 @@ is part of what a series is: a run asked to do something else (``-P 4`` instead 
 and keeps what it reported (an issue per change, found again by ``ChangePoint.identity``).
 ``track`` pairs the changes reported before with the ones found now: a change whose first
 commit moved by a few commits as more commits came in is the same change (its issue is
-edited), one no longer found is gone, one older than the window is beyond it.
+edited), one no longer found is gone, one older than the window is beyond it, and one
+too near an end of the series to be found again is left as it was.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from perfbot.engine.judge.changes import BranchSeries, ChangeId, ChangePoint, MeasuredCommit
+from perfbot.engine.judge.changes import (
+    MIN_SEGMENT,
+    BranchSeries,
+    ChangeId,
+    ChangePoint,
+    MeasuredCommit,
+)
 from perfbot.model import Better, Scale, Settings
 
 # A change whose first commit moved by at most this many measured commits is the same
@@ -71,6 +78,9 @@ class Status(enum.StrEnum):
     MOVED = "moved"  # reported before, its first commit has moved (within MOVE_COMMITS)
     GONE = "gone"  # reported before, no longer found (more commits said it was noise)
     BEYOND_WINDOW = "beyond window"  # reported before, its commit is older than the window
+    # Reported before, not found now, but too near an end of the series to be found at all
+    # (fewer than MIN_SEGMENT commits on a side): not judged gone on that little.
+    AT_EDGE = "at edge"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +126,9 @@ def track(
             if abs(position.get(change.sha, -(10**9)) - position[identity.sha]) <= within
         ]
         if not near:
-            result.append(Tracked(Status.GONE, None, identity))
+            at = position[identity.sha]
+            edge = at < MIN_SEGMENT or len(position) - at < MIN_SEGMENT
+            result.append(Tracked(Status.AT_EDGE if edge else Status.GONE, None, identity))
             continue
         best = min(near, key=lambda c: abs(position[c.sha] - position[identity.sha]))
         unmatched.remove(best)

@@ -33,6 +33,7 @@ SeriesKey = tuple[str, str, Settings]  # platform, metric, settings
 class Closing(enum.StrEnum):
     RETURNED = "returned"  # the metric is back at its old level
     GONE = "gone"  # more commits showed the change was noise
+    SUPERSEDED = "superseded"  # a later level of its series was accepted
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +81,12 @@ def baseline(series: BranchSeries, accepted_sha: str | None) -> BranchSeries:
 
 
 def worth_telling(change: ChangePoint, min_change: float | None) -> bool:
-    """Whether a change is big enough for an issue (see ``DEFAULT_MIN_CHANGE``)."""
-    if change.deterministic:
-        return True
+    """Whether a change is big enough for an issue: ``min_change`` when the repository
+    sets it, whatever the metric; else ``DEFAULT_MIN_CHANGE`` for a ratio that is not
+    deterministic (a deterministic metric's every change is real)."""
     if min_change is None:
-        min_change = DEFAULT_MIN_CHANGE if change.scale is Scale.RATIO else 0.0
+        deterministic = change.deterministic or change.scale is not Scale.RATIO
+        min_change = 0.0 if deterministic else DEFAULT_MIN_CHANGE
     return abs(change.change) >= min_change
 
 
@@ -116,11 +118,15 @@ def plan(
         judged = baseline(one, accepted.get(key))
         current = current_changes(judged, policy, min_change)
         ids = [r.identity for r in reported if _of(r.identity, key)]
+        for behind in (by_identity[i] for i in _before_baseline(one, judged, ids)):
+            if behind.issue is not None:
+                ending = Ending(behind, Closing.SUPERSEDED)
+                endings.setdefault(_group(behind, None), []).append(ending)
         for tracked in track(ids, current, judged):
             previous = by_identity.get(tracked.reported) if tracked.reported else None
             change = tracked.change
-            if tracked.status is Status.BEYOND_WINDOW or (previous and previous.issue is None):
-                continue  # older than the window, or recorded without an issue
+            if tracked.status in _UNJUDGED or (previous and previous.issue is None):
+                continue  # not judged now, or recorded without an issue
             if tracked.status is Status.GONE and previous is not None:
                 endings.setdefault(_group(previous, None), []).append(
                     Ending(previous, Closing.GONE)
@@ -134,6 +140,22 @@ def plan(
                 continue  # undone before anyone was told: nothing to tell
             rows.setdefault(_group(previous, change), []).append((change, tracked.reported))
     return _plans(rows, endings)
+
+
+# A reported change left as it was: older than the window, or too near its edge to tell.
+_UNJUDGED = (Status.BEYOND_WINDOW, Status.AT_EDGE)
+
+
+def _before_baseline(
+    series: BranchSeries, judged: BranchSeries, reported: Sequence[ChangeId]
+) -> list[ChangeId]:
+    """The reported changes of ``series`` at commits before its accepted baseline (where
+    ``judged`` begins): a later level was accepted, so they are over."""
+    if len(judged.commits) == len(series.commits):
+        return []
+    earlier = {commit.sha for commit in series.commits[: len(series.commits) - len(judged.commits)]}
+    kept = {commit.sha for commit in judged.commits}
+    return [r for r in reported if r.sha in earlier and r.sha not in kept]
 
 
 def _of(identity: ChangeId, key: SeriesKey) -> bool:

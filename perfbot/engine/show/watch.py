@@ -123,6 +123,14 @@ def gone_comment() -> str:
     )
 
 
+def superseded_comment() -> str:
+    """The comment that closes an issue whose changes a later accepted level covers."""
+    return (
+        "A later level of the metrics this issue is about was accepted as their baseline: "
+        "this change is behind it. Closing."
+    )
+
+
 def accepted_comment(login: str, reason: str, count: int) -> str:
     """The comment that closes an issue whose new level a maintainer accepted."""
     why = f": {text(reason, 300)}" if reason.strip() else ""
@@ -243,8 +251,9 @@ def _next_steps(facts: IssueFacts) -> list[str]:
     return [
         "**What next**: if this change is expected, comment `/perfbot accept` (with a reason "
         f"after it; {text(facts.permission, 20)} access): perfbot takes the new level as the "
-        f"baseline and closes this issue. Otherwise look at {look}; the issue is edited as "
-        "more commits are measured, and closed when the level returns.",
+        f"baseline and closes this issue (closing it by hand does the same). Otherwise look "
+        f"at {look}; the issue is edited as more commits are measured, and closed when the "
+        "level returns.",
         "",
         f"<sub>perfbot watches the measured pushes to {code(facts.branch, 60)}: a change is "
         f"called once {MIN_SEGMENT} commits hold the new level (one outlying commit is no "

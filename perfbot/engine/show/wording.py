@@ -74,10 +74,10 @@ def markdown(notice: Notice) -> str:
             return f"⏳ {_confirmation(notice)}"
         case BranchChanged(branch=branch, sha=sha, issue=issue, url=url, metrics=metrics):
             which = "a metric" if metrics == 1 else f"{metrics} metrics"
+            where = f"[issue {issue}]({url})" if url else f"issue {issue}"
             return (
                 f"ℹ️ {code(branch, 60)} changed level at {short_sha(sha)} for {which} of this "
-                f"report ([issue {issue}]({url})): a move shown here may be that change, not "
-                "this PR's."
+                f"report ({where}): a move shown here may be that change, not this PR's."
             )
         case _:
             return f"ℹ️ {_confirmation(notice)}"
