@@ -84,6 +84,11 @@ async def test_branch_history_is_the_branchs_pushes_and_bases_never_a_forks(
     other = await store.branch_history(REPO, "release", [KEY], max_commits=8, max_rows=100)
     assert [c.sha for c in other[KEY]] == ["d" * 40]
     assert await store.branch_history(REPO, "main", [], max_commits=8, max_rows=100) == {}
+    # The watch's series: the branch's own pushes, never a PR's measure of its base.
+    pushes = await store.branch_history(
+        REPO, "main", [KEY], max_commits=8, max_rows=100, pushes_only=True
+    )
+    assert [c.runs for c in pushes[KEY]] == [((941.25, 940.5),), ((941.25, 940.5),)]
 
 
 async def test_a_prs_runs_are_read_through_an_index(tmp_path: Path) -> None:
