@@ -14,7 +14,7 @@ from typing import Final
 
 from perfbot.app.comment import publish
 from perfbot.app.context import JobContext
-from perfbot.app.jobs import Run
+from perfbot.app.jobs import Repository, Run
 from perfbot.app.pulllock import pull_lock
 from perfbot.app.repoconfig import RepoConfig
 from perfbot.app.reporting import Report
@@ -53,38 +53,75 @@ async def post_report(
             reported_head_sha=run.head_sha,
             reported_run_id=run.id,
             reported_run_attempt=run.attempt,
-            report_body=report.prepared.dump(),
+            report_body=report.stored,
             rerun_requested_by=None,
             updated_at=proved_at,
         )
-        # With a check run to write, the state is stored once, after it (one write less).
-        state = await publish(ctx, run.owner, run.name, state, save=not config.check_run)
-        done = f"comment {state.comment_id} on PR {pull.number} is up to date"
-        if not config.check_run:
-            return done
-        return await _check_run(ctx, run, fresh, state, report, done=done)
+        return await _written(
+            ctx, Repository(run.repo_id, run.owner, run.name), fresh, state, report, config=config
+        )
+
+
+async def republish(
+    ctx: JobContext,
+    repo: Repository,
+    pull: PullInfo,
+    state: PullState,
+    report: Report,
+    *,
+    config: RepoConfig,
+) -> str:
+    """``report``, the PR's shown report laid out again (a person accepted a regression),
+    written over its comment and check run; the caller holds the PR's lock."""
+    return await _written(
+        ctx, repo, pull, replace(state, report_body=report.stored), report, config=config
+    )
+
+
+async def _written(
+    ctx: JobContext,
+    repo: Repository,
+    pull: PullInfo,
+    state: PullState,
+    report: Report,
+    *,
+    config: RepoConfig,
+) -> str:
+    """The comment and the check run of ``state``'s report."""
+    # With a check run to write, the state is stored once, after it (one write less).
+    state = await publish(ctx, repo.owner, repo.name, state, save=not config.check_run)
+    done = f"comment {state.comment_id} on PR {pull.number} is up to date"
+    if not config.check_run:
+        return done
+    return await _check_run(ctx, repo, pull, state, report, done=done)
 
 
 async def _check_run(
-    ctx: JobContext, run: Run, fresh: PullInfo, state: PullState, report: Report, *, done: str
+    ctx: JobContext,
+    repo: Repository,
+    fresh: PullInfo,
+    state: PullState,
+    report: Report,
+    *,
+    done: str,
 ) -> str:
-    refused = await ctx.write_refused(run.owner, run.name, fresh)
+    refused = await ctx.write_refused(repo.owner, repo.name, fresh)
     if refused is not None:
         await ctx.store.save_pull(state)
         return ctx.ended(f"{done}; check run not written: {refused}")
+    head_sha = state.reported_head_sha
+    assert head_sha is not None  # a report is of a head
     check_id = await ctx.installation.upsert_check_run(
-        run.owner,
-        run.name,
-        check_run_id=state.check_run_id if state.check_run_head_sha == run.head_sha else None,
+        repo.owner,
+        repo.name,
+        check_run_id=state.check_run_id if state.check_run_head_sha == head_sha else None,
         name=CHECK_RUN_NAME,
-        head_sha=run.head_sha,
+        head_sha=head_sha,
         conclusion=report.check.conclusion,
         title=report.check.title,
         summary=report.check.summary,
     )
-    await ctx.store.save_pull(
-        replace(state, check_run_id=check_id, check_run_head_sha=run.head_sha)
-    )
+    await ctx.store.save_pull(replace(state, check_run_id=check_id, check_run_head_sha=head_sha))
     return f"{done}; check run {check_id} too"
 
 
