@@ -87,10 +87,17 @@ async def _written(
     *,
     config: RepoConfig,
 ) -> str:
-    """The comment and the check run of ``state``'s report."""
-    # With a check run to write, the state is stored once, after it (one write less).
-    state = await publish(ctx, repo.owner, repo.name, state, save=not config.check_run)
-    done = f"comment {state.comment_id} on PR {pull.number} is up to date"
+    """The comment (as ``comment:`` says) and the check run of ``state``'s report."""
+    number = pull.number
+    if config.writes_comment(exists=state.comment_id is not None, worth=report.worth):
+        # With a check run to write, the state is stored once, after it (one write less).
+        state = await publish(ctx, repo.owner, repo.name, state, save=not config.check_run)
+        done = f"comment {state.comment_id} on PR {number} is up to date"
+    else:
+        if not config.check_run:
+            await ctx.store.save_pull(state)
+        why = ", nothing to say" if config.comment == "on-change" else ""
+        done = f"no comment on PR {number} (comment: {config.comment}{why})"
     if not config.check_run:
         return done
     return await _check_run(ctx, repo, pull, state, report, done=done)

@@ -24,10 +24,10 @@ from perfbot.app.jobs import Run
 from perfbot.app.measurements import learned_noise
 from perfbot.app.repoconfig import ConfigResult, RepoConfig
 from perfbot.app.report_history import report_history
-from perfbot.engine.judge import acceptance
+from perfbot.engine.judge import acceptance, conclusion
 from perfbot.engine.judge.acceptance import Accepted
 from perfbot.engine.judge.judgement import Judgement, judge_report
-from perfbot.engine.judge.notices import BranchChanged
+from perfbot.engine.judge.notices import BranchChanged, Confirming
 from perfbot.engine.read.report import ReadReport, read_report
 from perfbot.engine.read.sides import SideReport
 from perfbot.engine.show import checkrun
@@ -56,6 +56,8 @@ class Report:
     check: CheckRun
     # The base and head sides as read, for the measurement store (None: nothing to record).
     sides: tuple[SideReport, SideReport] | None = None
+    # Whether it has something to say in a new comment (``comment: on-change``).
+    worth: bool = True
     # What lays it out again when a person accepts a regression (None: it has none).
     kept: Kept | None = None
 
@@ -121,8 +123,10 @@ def laid_out_again(kept: Kept, config: RepoConfig) -> Report:
     check = checkrun.for_comparison(
         comparison, compose(prepared), fail_on_regression=config.fail_on_regression
     )
+    confirming = any(isinstance(notice, Confirming) for notice in context.notices)
+    worth = conclusion.worth_a_comment(comparison, confirming=confirming)
     regressions = acceptance.acceptable(comparison, ()) or acceptance.accepted_keys(comparison, ())
-    return Report(prepared, check, kept=kept if regressions else None)
+    return Report(prepared, check, worth=worth, kept=kept if regressions else None)
 
 
 async def judge_for_pull(
