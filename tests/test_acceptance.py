@@ -5,6 +5,7 @@ comment's ``on-change`` rule (``conclusion.worth_a_comment``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -20,6 +21,8 @@ from perfbot.engine.judge.compare import (
     Verdict,
     compare,
 )
+from perfbot.engine.judge.judgement import judge_report
+from perfbot.engine.judge.noise import Noise, Source
 from perfbot.engine.judge.notices import (
     BranchChanged,
     Confirming,
@@ -28,6 +31,7 @@ from perfbot.engine.judge.notices import (
     Settled,
 )
 from perfbot.engine.read.platforms import PlatformLinedUp
+from perfbot.engine.read.sides import ReportFile
 from perfbot.engine.show import kept
 from perfbot.engine.show.history import History, Push, Trend
 from perfbot.engine.show.kept import Kept
@@ -42,7 +46,7 @@ from perfbot.engine.show.render import (
     render,
 )
 from perfbot.engine.show.sections import headline
-from perfbot.model import FailedCase
+from perfbot.model import Better, FailedCase, Scale
 from tests.builders import side
 
 PLATFORM = "qemu_x86/atom"
@@ -50,6 +54,7 @@ UDP = "udp_10M.receiver_mbps"
 BASE = [10.0, 10.004, 9.996]  # three runs per side of a stochastic tool: noise ≈ 0.04 %
 DOWN = [9.0, 9.003, 8.997]  # −10 %: beyond tolerance, far beyond the noise
 ACCEPTED_AT = 9.0  # the PR side's median when it was accepted
+COUNTS = {"unit": "", "better": Better.LOWER, "scale": Scale.COUNT}
 
 
 def judged(head: list[float], *, steady: list[float] | None = None) -> Comparison:
@@ -123,6 +128,28 @@ def test_a_move_within_wider_noise_than_the_floor_keeps_the_acceptance() -> None
     assert metric.accepted
 
 
+def test_a_move_of_unknown_noise_holds_within_the_tolerance_only() -> None:
+    # Retransmits come in bursts: one run against the accepted value (one number) is
+    # uncertain by the learned noise, so the tolerance (10 counts) is what it may move.
+    retransmits = "tcp_rx.retransmits"
+    learned = {(PLATFORM, retransmits): Noise(2.0, 20, Source.LEARNED, "20 measurements")}
+
+    def pushed(head: float) -> MetricResult:
+        base = side({retransmits: [3.0, 4.0, 2.0]}, deterministic=False, **COUNTS)
+        comparison = compare(
+            base, side({retransmits: head}, deterministic=False, **COUNTS), noise=learned
+        )
+        said = replace(accepted_by_writer(30.0), metric=retransmits)
+        return next(m for p in acceptance.judge(comparison, [said]).platforms for m in p.metrics)
+
+    assert pushed(30.0).verdict is Verdict.REGRESSED  # +27 against base, beyond tolerance
+    assert pushed(33.0).accepted  # +3 from the accepted value: uncertain, within tolerance
+    assert pushed(25.0).accepted  # better than accepted
+    beyond = pushed(45.0)  # +15: nothing says that is noise
+    assert beyond.acceptance is not None
+    assert (beyond.accepted, beyond.acceptance.change) == (False, 15.0)
+
+
 def test_runs_with_other_settings_end_the_acceptance_and_say_so() -> None:
     other = accepted_by_writer(settings=(("streams", "2"),))
     comparison = acceptance.judge(judged(DOWN), [other])
@@ -130,6 +157,18 @@ def test_runs_with_other_settings_end_the_acceptance_and_say_so() -> None:
     assert "no longer holds: it was accepted at <code>aaaaaaa</code> for runs with other " in (
         render(comparison)
     )
+
+
+def test_an_accepted_regression_is_not_measured_again_to_confirm_it() -> None:
+    def report(values: list[float]) -> bytes:
+        metrics = [{"name": UDP, "values": values, "unit": "Mbps"}]
+        return json.dumps({"perfbot": 1, "platform": PLATFORM, "metrics": metrics}).encode()
+
+    files = [ReportFile("base/r.json", report(BASE)), ReportFile("head/r.json", report(DOWN))]
+    assert judge_report(files).pending == ((PLATFORM, UDP),)  # stochastic, beyond tolerance
+    judged_now = judge_report(files, accepted=[accepted_by_writer()])
+    assert judged_now.pending == ()
+    assert udp(judged_now.comparison).accepted
 
 
 def test_the_newest_acknowledgement_of_a_metric_decides() -> None:
@@ -244,6 +283,11 @@ def test_what_is_not_a_kept_report_reads_as_none() -> None:
         '\\"verdict\\":\\"regressed\\"', '\\"verdict\\":\\"worse\\"'
     )
     assert kept.load(broken) is None
+    extra = kept.dump(prepared, Kept(judged(DOWN), RenderContext())).replace(
+        '\\"verdict\\":', '\\"colour\\":\\"red\\",\\"verdict\\":', 1
+    )
+    assert extra != kept.dump(prepared, Kept(judged(DOWN), RenderContext()))
+    assert kept.load(extra) is None  # a field this perfbot does not know: not its report
 
 
 def test_a_report_too_big_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:

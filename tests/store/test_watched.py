@@ -118,6 +118,7 @@ async def test_a_pulls_acknowledgements_are_its_own_and_revoked_ones_are_kept(
             ack(**pulled, metric="tcp", accepted_at=2100.0),
             ack(**{**pulled, "pr_number": 8}),  # another PR's
             ack(),  # the branch's
+            ack(pr_number=7),  # a branch's, whatever its number
         ]
     )
     standing = await store.pull_acknowledgements(REPO, 7)
@@ -132,7 +133,7 @@ async def test_a_pulls_acknowledgements_are_its_own_and_revoked_ones_are_kept(
     assert [a.metric for a in await store.pull_acknowledgements(REPO, 7)] == ["tcp"]
     # Only PR 7's: the other PR's and the branch's stand.
     assert len(await store.pull_acknowledgements(REPO, 8)) == 1
-    assert len(await store.branch_acknowledgements(REPO, "main")) == 1
+    assert len(await store.branch_acknowledgements(REPO, "main")) == 2
     await store.revoke_acknowledgements(REPO, 7, [], login="admin", now=3100.0)
     assert len(await store.pull_acknowledgements(REPO, 7)) == 1
     await store.forget_repositories([REPO])
