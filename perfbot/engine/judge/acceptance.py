@@ -43,7 +43,8 @@ class Accepted:
 
 def judge(comparison: Comparison, accepted: Iterable[Accepted]) -> Comparison:
     """``comparison`` with each regression that has an acknowledgement (the last one of a
-    metric wins) accepted, or not, by how far it moved from the accepted level."""
+    metric wins) accepted, or not, by how far it moved from the accepted level.
+    ``accepted`` is every standing acknowledgement: a row without one is judged bare."""
     latest = {(a.platform, a.metric): a for a in accepted}
     policy = comparison.policy
 
