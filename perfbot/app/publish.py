@@ -5,6 +5,10 @@ Asked again just before writing, because the download and the judging took a whi
 the PR still open and still the one the run measured, may perfbot still write there, and
 does the comment already show something newer (a later attempt of the run, or a later
 head proven after this run was)?
+
+The comment is written as ``comment:`` says (``RepoConfig.writes_comment``: one that
+exists is always kept up to date); the report is stored with the PR either way, and laid
+out again over both when a person accepts a regression (``republish``).
 """
 
 from __future__ import annotations
