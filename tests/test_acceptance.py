@@ -31,7 +31,7 @@ from perfbot.engine.judge.notices import (
     Settled,
 )
 from perfbot.engine.read.platforms import PlatformLinedUp
-from perfbot.engine.read.sides import ReportFile
+from perfbot.engine.read.sides import ReportFile, SideReport
 from perfbot.engine.show import kept
 from perfbot.engine.show.history import History, Push, Trend
 from perfbot.engine.show.kept import Kept
@@ -54,7 +54,6 @@ UDP = "udp_10M.receiver_mbps"
 BASE = [10.0, 10.004, 9.996]  # three runs per side of a stochastic tool: noise ≈ 0.04 %
 DOWN = [9.0, 9.003, 8.997]  # −10 %: beyond tolerance, far beyond the noise
 ACCEPTED_AT = 9.0  # the PR side's median when it was accepted
-COUNTS = {"unit": "", "better": Better.LOWER, "scale": Scale.COUNT}
 
 
 def judged(head: list[float], *, steady: list[float] | None = None) -> Comparison:
@@ -134,11 +133,12 @@ def test_a_move_of_unknown_noise_holds_within_the_tolerance_only() -> None:
     retransmits = "tcp_rx.retransmits"
     learned = {(PLATFORM, retransmits): Noise(2.0, 20, Source.LEARNED, "20 measurements")}
 
+    def counted(values: float | list[float]) -> SideReport:
+        metrics: dict[str, float | list[float]] = {retransmits: values}
+        return side(metrics, unit="", better=Better.LOWER, scale=Scale.COUNT, deterministic=False)
+
     def pushed(head: float) -> MetricResult:
-        base = side({retransmits: [3.0, 4.0, 2.0]}, deterministic=False, **COUNTS)
-        comparison = compare(
-            base, side({retransmits: head}, deterministic=False, **COUNTS), noise=learned
-        )
+        comparison = compare(counted([3.0, 4.0, 2.0]), counted(head), noise=learned)
         said = replace(accepted_by_writer(30.0), metric=retransmits)
         return next(m for p in acceptance.judge(comparison, [said]).platforms for m in p.metrics)
 
@@ -290,7 +290,13 @@ def test_what_is_not_a_kept_report_reads_as_none() -> None:
     assert kept.load(extra) is None  # a field this perfbot does not know: not its report
 
 
-def test_a_report_too_big_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kept, "MAX_KEPT_CHARS", 100)
-    prepared = prepare(judged(DOWN))
+@pytest.mark.parametrize(
+    ("limit", "value"), [("MAX_KEPT_CHARS", 100), ("MAX_KEPT_METRICS", 1), ("MAX_KEPT_SAMPLES", 11)]
+)
+def test_a_report_too_big_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch, limit: str, value: int
+) -> None:
+    prepared = prepare(judged(DOWN))  # 2 metrics, 12 samples
+    assert kept.load(kept.dump(prepared, Kept(judged(DOWN), RenderContext()))) is not None
+    monkeypatch.setattr(kept, limit, value)
     assert kept.load(kept.dump(prepared, Kept(judged(DOWN), RenderContext()))) is None

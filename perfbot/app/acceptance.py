@@ -13,6 +13,7 @@ lays the report out again as it was judged. Both need ``accept.permission``; the
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -44,7 +45,9 @@ async def accept_command(
         return RerunOutcome(Rerun.REFUSED, f"{job.command} refused: {refusal}")
     async with pull_lock(ctx, repo.id, pull.number):
         state = await ctx.store.get_pull(repo.id, pull.number)
-        shown = kept_report.load(state.report_body) if state and state.report_body else None
+        body = state.report_body if state is not None else None
+        # A big report takes a while to read and to lay out: off the event loop.
+        shown = await asyncio.to_thread(kept_report.load, body) if body else None
         if job.command == "accept":
             return await _accept(ctx, job, pull, state=state, shown=shown, config=config)
         return await _unaccept(ctx, job, pull, state=state, shown=shown, config=config)
@@ -76,7 +79,7 @@ async def _accept(
     comparison = acceptance.accept(
         shown.comparison, keys, login=job.login, reason=job.reason, sha=sha
     )
-    report = laid_out_again(_judged_now(shown, comparison), config)
+    report = await asyncio.to_thread(laid_out_again, _judged_now(shown, comparison), config)
     written = await republish(ctx, job.repo, pull, state, report, config=config)
     regressions = f"{len(keys)} regression{'' if len(keys) == 1 else 's'}"
     return RerunOutcome(
@@ -108,7 +111,7 @@ async def _unaccept(
     if state is None or shown is None:
         return RerunOutcome(Rerun.STARTED, f"{done}; the comment changes at the next report")
     withdrawn = acceptance.withdraw(shown.comparison, keys)
-    report = laid_out_again(_judged_now(shown, withdrawn), config)
+    report = await asyncio.to_thread(laid_out_again, _judged_now(shown, withdrawn), config)
     said = await republish(ctx, repo, pull, state, report, config=config)
     return RerunOutcome(Rerun.STARTED, f"{done} ({said})")
 

@@ -58,13 +58,15 @@ class Report:
     sides: tuple[SideReport, SideReport] | None = None
     # Whether it has something to say in a new comment (``comment: on-change``).
     worth: bool = True
-    # What lays it out again when a person accepts a regression (None: it has none).
-    kept: Kept | None = None
+    # The report as the PR's state keeps it with what lays it out again (``kept.dump``,
+    # written with the report: off the event loop when it is big); None: the prepared
+    # report alone (it has no regression to accept).
+    kept_body: str | None = None
 
     @property
     def stored(self) -> str:
         """The report as ``PullState.report_body`` keeps it."""
-        return kept_report.dump(self.prepared, self.kept)
+        return self.kept_body if self.kept_body is not None else self.prepared.dump()
 
 
 def render_context(
@@ -126,7 +128,8 @@ def laid_out_again(kept: Kept, config: RepoConfig) -> Report:
     confirming = any(isinstance(notice, Confirming) for notice in context.notices)
     worth = conclusion.worth_a_comment(comparison, confirming=confirming)
     regressions = acceptance.acceptable(comparison, ()) or acceptance.accepted_keys(comparison, ())
-    return Report(prepared, check, worth=worth, kept=kept if regressions else None)
+    body = kept_report.dump(prepared, kept) if regressions else None
+    return Report(prepared, check, worth=worth, kept_body=body)
 
 
 async def judge_for_pull(

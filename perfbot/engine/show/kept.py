@@ -25,8 +25,11 @@ from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hi
 from perfbot.engine.judge.compare import Comparison
 from perfbot.engine.show.render import Prepared, RenderContext
 
-# A comparison of tens of thousands of metrics is megabytes of JSON: past this, it is not
-# kept (an acceptance then shows from the PR's next report on).
+# A metric is about half a kilobyte of JSON, and writing it takes ~80 µs: a report of more
+# metrics or samples than these is not kept (it could not be accepted, nor would its JSON
+# fit), and one whose JSON is longer than this neither.
+MAX_KEPT_METRICS: Final = 5_000
+MAX_KEPT_SAMPLES: Final = 100_000
 MAX_KEPT_CHARS: Final = 4 * 1024 * 1024
 _VERSION: Final = 1
 
@@ -41,13 +44,24 @@ class Kept:
 
 def dump(prepared: Prepared, kept: Kept | None) -> str:
     """``prepared`` as ``Prepared.dump`` writes it, with ``kept`` beside it when given and
-    not too big (``Prepared.load`` reads the text as ever)."""
+    not too big (``Prepared.load`` reads the text as ever). Writing a big report's takes a
+    while: off the event loop."""
     document = json.loads(prepared.dump())
-    if kept is not None:
+    if kept is not None and keepable(kept.comparison):
         source = json.dumps(_plain(Kept, kept), ensure_ascii=False, separators=(",", ":"))
         if len(source) <= MAX_KEPT_CHARS:
             document["kept"] = {"version": _VERSION, "source": source}
     return json.dumps(document, ensure_ascii=False)
+
+
+def keepable(comparison: Comparison) -> bool:
+    """Whether ``comparison`` is small enough to keep (``MAX_KEPT_METRICS``, ``…_SAMPLES``),
+    told before a byte of it is written."""
+    metrics = [m for platform in comparison.platforms for m in platform.metrics]
+    if len(metrics) > MAX_KEPT_METRICS:
+        return False
+    samples = sum(len(s.samples) for m in metrics for s in (m.base, m.head) if s is not None)
+    return samples <= MAX_KEPT_SAMPLES
 
 
 def load(stored: str) -> Kept | None:
