@@ -3,8 +3,9 @@
 The judging is the engine's (``perfbot.engine.judge.judgement``); here is what the App
 adds around it: the report's files read off the event loop when they are big, the noise
 the measurement store learned, the earlier attempt this one confirms, the confirming
-re-run, the history. ``perfbot comment`` uses the pure half (``read_contents``,
-``laid_out``) without a store.
+re-run, the PR's accepted regressions, the history; and the report kept to be laid out
+again (``laid_out_again``) when a person accepts one. ``perfbot comment`` uses the pure
+half (``read_contents``, ``laid_out``) without a store.
 """
 
 from __future__ import annotations
