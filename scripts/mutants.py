@@ -252,6 +252,25 @@ MUTANTS = (
         old='"forks": False,',
         new='"forks": True,',
     ),
+    # A PR's accepted regressions: who may accept, and how long an acceptance holds.
+    Mutant(
+        "accept-permission",
+        "anyone may /perfbot accept a PR's regressions",
+        "perfbot/app/acceptance.py",
+        "accept_command",
+        "",
+        ("tests/test_accept.py",),
+        old="if refusal is not None:",
+        new="if False:",
+    ),
+    Mutant(
+        "acceptance-forever",
+        "an acceptance holds however far the metric regresses from its accepted value",
+        "perfbot/engine/judge/acceptance.py",
+        "_holds",
+        "return True",
+        ("tests/test_acceptance.py", "tests/test_accept.py"),
+    ),
     Mutant(
         "history-other-repo",
         "a PR's earlier pushes are read from every repository with that PR number",

@@ -208,3 +208,26 @@ def test_a_refused_token_is_named_as_such() -> None:
     assert "GitHub refused the token (401)" in done.stderr
     assert "App" not in done.stderr
     assert "ghs_not-a-token" not in done.stderr
+
+
+async def test_on_change_posts_once_something_changed_and_then_keeps_it_current(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    world = World.create({".github/perfbot.yml": "comment: on-change\n"})
+    pull = world.pull(7, HEAD_A)
+    unchanged = report_zip({"tcp4_mbps": 5.97}, {"tcp4_mbps": 5.97})
+    quiet = world.measured_run(pull, 3001, report=unchanged)
+    with caplog.at_level("INFO", logger="perfbot.comment"):
+        said = await comment_for_run(job_for(world, quiet.id), transport=world.fake.transport())
+    assert said is None
+    assert actions_comments(world, 7) == []
+    assert "no comment on PR 7 (comment: on-change)" in caplog.text
+    pull.head_sha = HEAD_B
+    moved = world.measured_run(pull, 3002)  # tcp4 down 10 %
+    await comment_for_run(job_for(world, moved.id), transport=world.fake.transport())
+    assert len(actions_comments(world, 7)) == 1
+    pull.head_sha = "c" * 40
+    again = world.measured_run(pull, 3003, report=unchanged)
+    await comment_for_run(job_for(world, again.id), transport=world.fake.transport())
+    (body,) = actions_comments(world, 7)
+    assert "no change beyond the noise floor" in body  # edited, never left stale

@@ -8,7 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from perfbot.app.commands import parse_command
+from perfbot.app.commands import PullCommand, parse_command, parse_pull_command
+from perfbot.engine.show.render import help_body
 from perfbot.store import open_store
 from perfbot.store.base import PullState
 from tests.harness import (
@@ -412,3 +413,42 @@ def test_suspended_installation_gets_no_call_until_unsuspended(
         wait_idle(client.get)
         post_run(client, world, 1002)
         wait_until(lambda: len(world.bot_comments(7)) == 1, what="the comment after unsuspend")
+
+
+# --- the PR command --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "/perfbot accept udp* -- larger buffers",
+            PullCommand("accept", ("udp*",), "larger buffers"),
+        ),
+        ("/perfbot accept", PullCommand("accept")),
+        ("/perfbot accept -- why not", PullCommand("accept", (), "why not")),
+        ("/Perfbot ACCEPT udp* tcp_rx.*", PullCommand("accept", ("udp*", "tcp_rx.*"))),
+        ("/perfbot unaccept udp* -- ignored", PullCommand("unaccept", ("udp*",))),
+        ("/perfbot unaccept", PullCommand("unaccept")),
+        ("/perfbot rerun udp*", PullCommand("rerun")),
+        ("/perfbot acceptance", None),
+        ("```\n/perfbot accept\n```", None),
+        ("    /perfbot accept", None),
+    ],
+)
+def test_the_pr_accept_grammar(body: str, expected: PullCommand | None) -> None:
+    assert parse_pull_command(body) == expected
+
+
+def test_a_reason_is_cut_to_a_line_and_globs_are_bounded() -> None:
+    said = parse_pull_command(f"/perfbot accept {'a* ' * 30}-- {'x' * 400}")
+    assert said is not None
+    assert len(said.globs) == 20
+    assert len(said.reason) == 300
+
+
+def test_help_lists_accept_and_unaccept_with_their_permission() -> None:
+    body = help_body("write", "maintain")
+    assert "`/perfbot accept [metric-glob …] [-- reason]`" in body
+    assert "`/perfbot unaccept [metric-glob …]`" in body
+    assert "needs at least <code>maintain</code> permission" in body

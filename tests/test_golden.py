@@ -4,6 +4,7 @@ byte: any change to the look is deliberate.
 After an intended change, regenerate with:
     .venv/bin/perfbot compare examples/demo --exit-zero > tests/golden/demo.md
     .venv/bin/python -m tests.test_golden > tests/golden/noise.md
+    .venv/bin/python -m tests.test_golden accepted > tests/golden/accepted.md
     for name in not_comparable bad_entry runs_left_out; do
         .venv/bin/perfbot compare tests/data/golden/$name --exit-zero > tests/golden/$name.md
     done
@@ -14,7 +15,9 @@ says so, never "no change"); ``bad_entry``, a github-action-benchmark file with 
 whose name holds a newline (a failed case naming it; the file's other metrics compared,
 all unchanged: an open platform with no empty table); ``runs_left_out``, three base runs
 of one case, one with -P 2 and one with -O 1 (one line naming the files and only the
-settings that differ).
+settings that differ). ``accepted``: the noisy comment after ``/perfbot accept tcp_rx.*
+-- larger buffers @team``, with an acceptance of ``udp_rx.receiver_mbps`` at 96 that no
+longer holds (the PR measures 95 now): one row accepted, one red again with its line.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from perfbot.engine.judge import acceptance
+from perfbot.engine.judge.acceptance import Accepted
 from perfbot.engine.judge.compare import Comparison, compare
 from perfbot.engine.judge.judgement import judge_report
 from perfbot.engine.judge.noise import Noise, Source
@@ -143,5 +148,24 @@ def test_the_noisy_comment_matches_the_golden_file() -> None:
     assert noisy_body() == expected
 
 
+def accepted_body() -> str:
+    """The noisy comment with one regression accepted now and one accepted before that
+    regressed further since."""
+    earlier = Accepted("fpga-vu13p", "udp_rx.receiver_mbps", (), 96.0, "writer", "known", "e" * 40)
+    comparison = acceptance.judge(noisy_comparison(), [earlier])
+    keys = acceptance.acceptable(comparison, ["tcp_rx.*"])
+    accepted = acceptance.accept(
+        comparison, keys, login="writer", reason="larger buffers @team", sha="a" * 40
+    )
+    return render(accepted, RenderContext(footer=Footer.APP))
+
+
+def test_the_accepted_comment_matches_the_golden_file() -> None:
+    expected = (REPO / "tests" / "golden" / "accepted.md").read_text(encoding="utf-8")
+    assert accepted_body() == expected
+
+
 if __name__ == "__main__":
-    print(noisy_body(), end="")
+    import sys
+
+    print(accepted_body() if sys.argv[1:] == ["accepted"] else noisy_body(), end="")

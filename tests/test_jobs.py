@@ -17,6 +17,7 @@ from perfbot.app.jobs import (
     AnyJob,
     BadPayload,
     InstallationJob,
+    IssueCommandJob,
     IssueCommentJob,
     JobTooNew,
     PullRunCompleted,
@@ -150,7 +151,8 @@ def test_a_job_reads_back_as_written_in_plain_json(name: str) -> None:
     kind = PREVIOUS[name]["event"]
     text = encode(job)
     document = json.loads(text)  # readable JSON, no pickle
-    assert document["version"] == type(job).version == (3 if kind == "workflow_run" else 2)
+    newest = 3 if kind in ("workflow_run", "issue_comment") else 2
+    assert document["version"] == type(job).version == newest
     assert decode(kind, text) == job
 
 
@@ -167,6 +169,38 @@ def test_a_job_from_a_newer_perfbot_is_refused_by_its_version() -> None:
         "job payload version 3 is newer than this perfbot (knows 1–2 of installation):"
         " upgrade, or it is dropped"
     )
+
+
+# A PR command as version 2 (the release before accept) wrote it, verbatim.
+PR_COMMAND_V2 = (
+    '{"version":2,"repo":{"id":500,"owner":"acme","name":"widget"},"number":7,'
+    '"comment_id":10013,"login":"bob","command":"help","subject":"pull_request"}'
+)
+# A watch issue's command, version 2 still (this release did not change it).
+ISSUE_COMMAND_V2 = (
+    '{"version":2,"repo":{"id":500,"owner":"acme","name":"widget"},"number":12,'
+    '"comment_id":10014,"login":"bob","command":"accept","reason":"known","subject":"issue"}'
+)
+
+
+def test_a_pr_command_of_version_2_reads_with_no_globs_and_no_reason() -> None:
+    assert decode("issue_comment", PR_COMMAND_V2) == IssueCommentJob(
+        ACME_WIDGET, 7, 10013, "bob", "help", (), ""
+    )
+    assert decode("issue_comment", ISSUE_COMMAND_V2) == IssueCommandJob(
+        ACME_WIDGET, 12, 10014, "bob", "accept", "known"
+    )
+
+
+def test_a_pr_accept_is_queued_with_its_globs_and_reason() -> None:
+    headers, body = comment_delivery(body="thanks\n/perfbot accept udp* tcp_rx.* -- larger buffers")
+    job = job_for(parse_delivery(headers, body))
+    assert job is not None
+    assert json.loads(job.payload)["version"] == 3
+    assert decode(job.event, job.payload) == IssueCommentJob(
+        ACME_WIDGET, 7, 10013, "bob", "accept", ("udp*", "tcp_rx.*"), "larger buffers"
+    )
+    assert job.serial_key == "500:pr:7"  # the PR-command route: one after the PR's others
 
 
 def comment_job(**changes: Any) -> str:

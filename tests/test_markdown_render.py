@@ -21,6 +21,8 @@ import cmarkgfm  # type: ignore[import-untyped]  # no stubs, no py.typed
 import pytest
 from cmarkgfm.cmark import Options  # type: ignore[import-untyped]
 
+from perfbot.engine.judge import acceptance
+from perfbot.engine.judge.acceptance import Accepted
 from perfbot.engine.judge.compare import Comparison, Stats, compare
 from perfbot.engine.show.mermaid import MetricSeries, block, charts_section
 from perfbot.engine.show.plot import HistoryPoint
@@ -28,7 +30,7 @@ from perfbot.engine.show.render import RenderContext, render
 from perfbot.model import FailedCase
 from tests.builders import side
 from tests.paths import REPO
-from tests.test_golden import WHAT_WENT_WRONG, what_went_wrong
+from tests.test_golden import WHAT_WENT_WRONG, accepted_body, what_went_wrong
 from tests.test_mermaid import hostile_strings
 
 GITHUB_EXTENSIONS = ["table", "strikethrough", "autolink", "tagfilter"]
@@ -269,6 +271,23 @@ def test_a_comment_of_every_hostile_name_keeps_its_structure() -> None:
     root = assert_structure(body, links=[RUN_URL])
     # Every platform has a failed case, so each is an open section of its own.
     assert len(root.find("h4")) == len(hostile_comparison().platforms) > 40
+
+
+def test_the_accepted_comment_renders_and_a_hostile_reason_or_login_stays_inert() -> None:
+    root = assert_structure(accepted_body())
+    assert root.find("h3")[0].text().endswith("1 accepted regression, 1 uncertain (single run)")
+    comparison = compare(side({"udp": 100.0, "tcp": 10.0}), side({"udp": 50.0, "tcp": 5.0}))
+    for hostile in hostile_strings():
+        # tcp was accepted at 9 by a hostile login: it no longer holds, and a line says so.
+        earlier = Accepted("qemu_x86/atom", "tcp", (), 9.0, hostile, hostile, "b" * 40)
+        judged = acceptance.judge(comparison, [earlier])
+        accepted = acceptance.accept(
+            judged, [("qemu_x86/atom", "udp")], login=hostile, reason=hostile, sha="a" * 40
+        )
+        body = render(accepted)
+        assert "no longer holds" in body
+        assert "☑️ −50.00 % (accepted by <code>" in body
+        assert_structure(body)
 
 
 def test_each_chart_is_one_mermaid_block_inside_its_details() -> None:

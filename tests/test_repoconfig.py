@@ -516,7 +516,7 @@ def test_modest_aliases_are_fine() -> None:
     text = 'common: &c {better: lower, threshold: 3}\nmetrics: {"*_ms": *c, "*_us": *c}'
     result = repo_only(text)
     assert result.errors == (
-        f"{REPO}: unknown key `common` ignored",
+        f"{REPO}: unknown key `common` ignored (did you mean `comment`?)",
     )  # the anchor's holder is not a setting
     assert result.repo_config.policy().resolve("rtt_us") == (Better.LOWER, 3.0, 5.0, False)
 

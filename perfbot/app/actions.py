@@ -12,7 +12,8 @@ single edited comment (``comment``). What differs:
   the PR and edited in place; so there is no noise history, no confirming re-run (a
   second attempt could not know it confirms the first) and no trend;
 * no check run (the App's Re-run button needs the App), and the footer offers no
-  ``/perfbot rerun`` (``Footer.ACTIONS``);
+  ``/perfbot rerun`` (``Footer.ACTIONS``); with ``comment: on-change`` or ``never`` a
+  report is then told nowhere but the job summary until a comment exists;
 * the comment is also returned, for the job summary (``$GITHUB_STEP_SUMMARY``).
 """
 
@@ -25,16 +26,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from perfbot.app.artifacts import ArtifactError
-from perfbot.app.comment import live_for, upsert_comment
+from perfbot.app.comment import is_own, live_for, upsert_comment
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.download import newest_artifact, read_report_or_error
 from perfbot.app.jobs import PullRunCompleted, Run, read_workflow_run
 from perfbot.app.publish import pull_moved
 from perfbot.app.repoconfig import ConfigResult, config_refusal
-from perfbot.app.reporting import laid_out, read_contents, render_context, unreadable
+from perfbot.app.reporting import Report, laid_out, read_contents, render_context, unreadable
 from perfbot.app.runpull import proven_pull
 from perfbot.engine.judge.judgement import judge_report
-from perfbot.engine.show.render import Footer, Prepared, compose
+from perfbot.engine.show.render import Footer, compose
 from perfbot.github.calls import GitHubCalls
 from perfbot.github.errors import ArtifactGone
 from perfbot.github.installation import TokenSession
@@ -121,7 +122,7 @@ async def _comment(
     pull = await proven_pull(github, run, artifacts, config, logger)
     if isinstance(pull, str):
         return None
-    body = await _body(github, run, pull, artifact, loaded=loaded, now=clock(), logger=logger)
+    report = await _body(github, run, pull, artifact, loaded=loaded, now=clock(), logger=logger)
     # The judging took a while: the PR may have been closed or muted meanwhile.
     fresh = await github.get_pull(run.owner, run.name, pull.number)
     refused = pull_moved(run, pull.number, fresh)
@@ -130,12 +131,18 @@ async def _comment(
     if refused is not None or fresh is None:
         logger.info("not posted: %s", refused)
         return None
+    if not config.writes_comment(exists=False, worth=report.worth):
+        # The comment is the state here: one that exists is kept up to date all the same.
+        found = await github.list_comments(run.owner, run.name, pull.number)
+        if not any(is_own(c, None, job.bot_login) for c in found):
+            logger.info("no comment on PR %s (comment: %s)", pull.number, config.comment)
+            return None
     comment = await upsert_comment(
         github,
         run.owner,
         run.name,
         pull.number,
-        compose(body, live_for(run.head_sha, fresh.head_sha)),
+        compose(report.prepared, live_for(run.head_sha, fresh.head_sha)),
         known_id=None,
         app_id=None,
         bot_login=job.bot_login,
@@ -153,13 +160,13 @@ async def _body(
     loaded: ConfigResult,
     now: float,
     logger: logging.LoggerAdapter[logging.Logger],
-) -> Prepared:
+) -> Report:
     """The report of the run, judged on its own runs and laid out for the comment."""
     contents = await read_report_or_error(github, run.owner, run.name, artifact)
     context = render_context(now, run, pull, loaded, Footer.ACTIONS)
     if isinstance(contents, ArtifactError | ArtifactGone):
-        return unreadable(contents, context, logger).prepared
+        return unreadable(contents, context, logger)
     read = read_contents(contents, loaded.repo_config)
     judged = judge_report(read, loaded.repo_config.policy())
     context = replace(context, skipped=read.skipped, notices=judged.notices)
-    return laid_out(judged, context, loaded.repo_config).prepared
+    return laid_out(judged, context, loaded.repo_config)

@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 
 import yaml
 
-from perfbot.app.repoconfig import PERMISSIONS, ConfigResult, RepoConfig
+from perfbot.app.repoconfig import COMMENT_MODES, PERMISSIONS, ConfigResult, RepoConfig
 from perfbot.app.safeyaml import MAX_ECHO_CHARS, UnsafeYaml, safe_load, yaml_problem
 from perfbot.engine.judge.compare import MetricRule
 from perfbot.engine.show.escape import clean
@@ -323,6 +323,16 @@ def _sub_mapping(
     return entries
 
 
+def _read_comment(value: object, file: _File) -> None:
+    """``comment: always | on-change | never``."""
+    mode = value.lower() if isinstance(value, str) else None
+    for known in COMMENT_MODES:
+        if mode == known:
+            file.values["comment"] = known
+            return
+    file.invalid_setting("comment", "comment", "one of " + ", ".join(COMMENT_MODES), value)
+
+
 def _read_mute_label(value: object, file: _File) -> None:
     if _is_name(value) and len(value) <= MAX_LABEL_CHARS:
         file.values["mute_label"] = value
@@ -391,6 +401,7 @@ _READERS: dict[str, Callable[[object, _File], None]] = {
     "rerun": _read_permission("rerun"),
     "accept": _read_permission("accept"),
     "mute_label": _read_mute_label,
+    "comment": _read_comment,
     "check_run": _read_bool("check_run"),
     "fail_on_regression": _read_bool("fail_on_regression"),
     "confirm": _read_bool("confirm"),

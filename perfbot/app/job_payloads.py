@@ -89,7 +89,9 @@ def decode(kind: str, payload: str | bytes, class_of: ClassOf) -> AnyJob:
     if version == LEGACY_VERSION:
         return _read_legacy(kind, document, cls)
     fields_only = {k: value for k, value in document.items() if k not in ("version", "subject")}
-    upgrade = _UPGRADES.get((kind, version))
+    # An upgrade is of the kind's older versions: a class of the kind still at this version
+    # (a watch issue's command, at 2) reads its fields as they are.
+    upgrade = _UPGRADES.get((kind, version)) if version < cls.version else None
     if upgrade is not None:
         fields_only = upgrade(fields_only)
     job: AnyJob = _build(cls, fields_only, f"the {kind} job")
@@ -138,9 +140,16 @@ def _workflow_run_v2(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
+def _pull_command_v2(document: dict[str, Any]) -> dict[str, Any]:
+    """A version-2 job of a PR's command (``rerun`` or ``help``) as version 3: no globs,
+    no reason."""
+    return {"globs": [], "reason": "", **document}
+
+
 # (kind, older version) → the document in the kind's current version's fields.
 _UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
     ("workflow_run", 2): _workflow_run_v2,
+    ("issue_comment", 2): _pull_command_v2,
 }
 
 

@@ -12,9 +12,12 @@ Versions, counted per kind (``version`` on each class):
   copy of the delivery, the others the whole webhook body. ``decode`` still reads both
   (and a full webhook body of any kind), so jobs queued before an upgrade still run.
 - 2: ``{"version": 2, ...the dataclass's fields}``, plain JSON.
-- 3, this release, ``workflow_run`` only: its ``run`` carries the repository's
-  ``default_branch`` (push runs on it are recorded). A version-2 job reads with None
-  there: triage queued only pull_request runs then, which never ask for it.
+- 3, ``workflow_run``: its ``run`` carries the repository's ``default_branch`` (push
+  runs on it are recorded). A version-2 job reads with None there: triage queued only
+  pull_request runs then, which never ask for it.
+- 3, ``issue_comment`` on a pull request: its command may be ``accept`` or ``unaccept``,
+  with the ``globs`` and the ``reason`` after it. A version-2 job (``rerun`` or ``help``)
+  reads with none of either.
 
 A version newer than this code knows is refused with a sentence naming it: a job queued
 by a newer perfbot, found after a downgrade, ends FAILED rather than run half-understood.
@@ -30,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeGuard
 
-from perfbot.app.commands import Command, IssueCommand, parse_command, parse_issue_command
+from perfbot.app.commands import Command, IssueCommand, parse_issue_command, parse_pull_command
 from perfbot.app.jsonobject import JSONObject, is_array, is_object
 from perfbot.app.pullproof import RunIdentity
 from perfbot.app.suspension import event_time
@@ -152,15 +155,19 @@ RunJob = PullRunCompleted | PullRunStarted | PushRunCompleted
 
 @dataclass(frozen=True, slots=True)
 class IssueCommentJob:
-    """A person's new comment on a pull request holding a ``/perfbot`` command."""
+    """A person's new comment on a pull request holding a ``/perfbot`` command; an
+    ``accept`` or ``unaccept`` names its metrics by ``globs`` (none: every one), an
+    ``accept`` its ``reason``."""
 
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     subject: ClassVar[str] = "pull_request"
     repo: Repository
     number: int  # the pull request's
     comment_id: int
     login: str
     command: Command
+    globs: tuple[str, ...] = ()
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,9 +261,11 @@ def person_command(payload: JSONObject) -> IssueCommentJob | IssueCommandJob | N
         return None
     login = user["login"]
     if issue.get("pull_request"):
-        command = parse_command(body)
-        return (
-            None if command is None else IssueCommentJob(repo, number, comment_id, login, command)
+        asked = parse_pull_command(body)
+        if asked is None:
+            return None
+        return IssueCommentJob(
+            repo, number, comment_id, login, asked.command, asked.globs, asked.reason
         )
     said = parse_issue_command(body)
     if said is None:

@@ -5,6 +5,10 @@ Asked again just before writing, because the download and the judging took a whi
 the PR still open and still the one the run measured, may perfbot still write there, and
 does the comment already show something newer (a later attempt of the run, or a later
 head proven after this run was)?
+
+The comment is written as ``comment:`` says (``RepoConfig.writes_comment``: one that
+exists is always kept up to date); the report is stored with the PR either way, and laid
+out again over both when a person accepts a regression (``republish``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Final
 
 from perfbot.app.comment import publish
 from perfbot.app.context import JobContext
-from perfbot.app.jobs import Run
+from perfbot.app.jobs import Repository, Run
 from perfbot.app.pulllock import pull_lock
 from perfbot.app.repoconfig import RepoConfig
 from perfbot.app.reporting import Report
@@ -53,38 +57,82 @@ async def post_report(
             reported_head_sha=run.head_sha,
             reported_run_id=run.id,
             reported_run_attempt=run.attempt,
-            report_body=report.prepared.dump(),
+            report_body=report.stored,
             rerun_requested_by=None,
             updated_at=proved_at,
         )
+        return await _written(
+            ctx, Repository(run.repo_id, run.owner, run.name), fresh, state, report, config=config
+        )
+
+
+async def republish(
+    ctx: JobContext,
+    repo: Repository,
+    pull: PullInfo,
+    state: PullState,
+    report: Report,
+    *,
+    config: RepoConfig,
+) -> str:
+    """``report``, the PR's shown report laid out again (a person accepted a regression),
+    written over its comment and check run; the caller holds the PR's lock."""
+    return await _written(
+        ctx, repo, pull, replace(state, report_body=report.stored), report, config=config
+    )
+
+
+async def _written(
+    ctx: JobContext,
+    repo: Repository,
+    pull: PullInfo,
+    state: PullState,
+    report: Report,
+    *,
+    config: RepoConfig,
+) -> str:
+    """The comment (as ``comment:`` says) and the check run of ``state``'s report."""
+    number = pull.number
+    if config.writes_comment(exists=state.comment_id is not None, worth=report.worth):
         # With a check run to write, the state is stored once, after it (one write less).
-        state = await publish(ctx, run.owner, run.name, state, save=not config.check_run)
-        done = f"comment {state.comment_id} on PR {pull.number} is up to date"
+        state = await publish(ctx, repo.owner, repo.name, state, save=not config.check_run)
+        done = f"comment {state.comment_id} on PR {number} is up to date"
+    else:
         if not config.check_run:
-            return done
-        return await _check_run(ctx, run, fresh, state, report, done=done)
+            await ctx.store.save_pull(state)
+        why = ", nothing to say" if config.comment == "on-change" else ""
+        done = f"no comment on PR {number} (comment: {config.comment}{why})"
+    if not config.check_run:
+        return done
+    return await _check_run(ctx, repo, pull, state, report, done=done)
 
 
 async def _check_run(
-    ctx: JobContext, run: Run, fresh: PullInfo, state: PullState, report: Report, *, done: str
+    ctx: JobContext,
+    repo: Repository,
+    fresh: PullInfo,
+    state: PullState,
+    report: Report,
+    *,
+    done: str,
 ) -> str:
-    refused = await ctx.write_refused(run.owner, run.name, fresh)
+    refused = await ctx.write_refused(repo.owner, repo.name, fresh)
     if refused is not None:
         await ctx.store.save_pull(state)
         return ctx.ended(f"{done}; check run not written: {refused}")
+    head_sha = state.reported_head_sha
+    assert head_sha is not None  # a report is of a head
     check_id = await ctx.installation.upsert_check_run(
-        run.owner,
-        run.name,
-        check_run_id=state.check_run_id if state.check_run_head_sha == run.head_sha else None,
+        repo.owner,
+        repo.name,
+        check_run_id=state.check_run_id if state.check_run_head_sha == head_sha else None,
         name=CHECK_RUN_NAME,
-        head_sha=run.head_sha,
+        head_sha=head_sha,
         conclusion=report.check.conclusion,
         title=report.check.title,
         summary=report.check.summary,
     )
-    await ctx.store.save_pull(
-        replace(state, check_run_id=check_id, check_run_head_sha=run.head_sha)
-    )
+    await ctx.store.save_pull(replace(state, check_run_id=check_id, check_run_head_sha=head_sha))
     return f"{done}; check run {check_id} too"
 
 

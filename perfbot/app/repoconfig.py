@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Protocol
+from typing import Literal, Protocol
 
 from perfbot.engine.judge.compare import MetricRule, Policy
 
 PERMISSIONS = ("triage", "write", "maintain", "admin")
+# When a PR gets perfbot's comment (``comment:``): every report, a report with something to
+# say (``conclusion.worth_a_comment``), or never (the check run only).
+CommentMode = Literal["always", "on-change", "never"]
+COMMENT_MODES: tuple[CommentMode, ...] = ("always", "on-change", "never")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +54,10 @@ class RepoConfig:
     tolerance: float = 5.0
     metrics: tuple[MetricRule, ...] = ()
     rerun_permission: str = "write"
-    # Who may accept a new level (`/perfbot accept` on a watch issue).
+    # Who may accept a new level (`/perfbot accept` on a watch issue) or a PR's regression
+    # (`/perfbot accept` on the PR).
     accept_permission: str = "write"
+    comment: CommentMode = "always"
     mute_label: str = "perfbot: mute"
     check_run: bool = True
     fail_on_regression: bool = False
@@ -65,6 +71,12 @@ class RepoConfig:
     def policy(self) -> Policy:
         """The comparison policy these settings describe."""
         return Policy(threshold=self.threshold, tolerance=self.tolerance, rules=self.metrics)
+
+    def writes_comment(self, *, exists: bool, worth: bool) -> bool:
+        """Whether a report goes to the PR's comment: a comment that exists is kept up to
+        date whatever ``comment:`` says (never left stale); a new one is written for every
+        report (``always``), for one ``worth`` a comment (``on-change``), or never."""
+        return exists or self.comment == "always" or (self.comment == "on-change" and worth)
 
     def mutes(self, labels: Iterable[str]) -> bool:
         """Whether a PR with ``labels`` is muted (GitHub compares labels without case)."""

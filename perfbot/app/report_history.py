@@ -17,7 +17,9 @@ from typing import Final
 
 from perfbot.app.context import JobContext
 from perfbot.app.measurements import MeasuredRun
+from perfbot.engine.judge import acceptance
 from perfbot.engine.judge import confirm as engine_confirm
+from perfbot.engine.judge.acceptance import Accepted
 from perfbot.engine.judge.compare import (
     MOVED,
     Comparison,
@@ -58,14 +60,17 @@ async def report_history(
     comparison: Comparison,
     policy: Policy,
     knowledge: NoiseKnowledge,
+    accepted: Sequence[Accepted] = (),
 ) -> History | None:
-    """The history of this report, or None when it could not be read (logged)."""
+    """The history of this report, or None when it could not be read (logged). Earlier
+    pushes are judged with the PR's standing acceptances (``accepted``) too."""
     try:
         earlier = await _earlier_pushes(ctx, run, pull)
+        judging = (earlier, sides, policy, knowledge, accepted)
         if sum(len(series) for _, series in earlier) <= INLINE_SERIES:
-            judged = _judge_pushes(earlier, sides, policy, knowledge)
+            judged = _judge_pushes(*judging)
         else:
-            judged = await asyncio.to_thread(_judge_pushes, earlier, sides, policy, knowledge)
+            judged = await asyncio.to_thread(_judge_pushes, *judging)
         metrics = _moved([comparison, *(c for _, c in judged)])
         trends = await _branch_values(ctx, run.repo_id, pull.base_ref, sides, metrics)
     except Exception as exc:
@@ -136,14 +141,17 @@ def _judge_pushes(
     sides: tuple[SideReport, SideReport],
     policy: Policy,
     knowledge: NoiseKnowledge,
+    accepted: Sequence[Accepted],
 ) -> list[tuple[PullRun, Comparison]]:
-    """Each earlier push judged again from its stored sides, by today's policy and noise,
-    its series described as this report's are (only the series both measured)."""
+    """Each earlier push judged again from its stored sides, by today's policy, noise and
+    acceptances, its series described as this report's are (only the series both
+    measured)."""
     judged = []
     for push, series in earlier:
         base = engine_confirm.earlier_side(_side(series, "base"), sides[0])
         head = engine_confirm.earlier_side(_side(series, "head"), sides[1])
-        judged.append((push, compare(base, head, policy, knowledge)))
+        comparison = compare(base, head, policy, knowledge)
+        judged.append((push, acceptance.judge(comparison, accepted)))
     return judged
 
 

@@ -3,8 +3,9 @@
 The judging is the engine's (``perfbot.engine.judge.judgement``); here is what the App
 adds around it: the report's files read off the event loop when they are big, the noise
 the measurement store learned, the earlier attempt this one confirms, the confirming
-re-run, the history. ``perfbot comment`` uses the pure half (``read_contents``,
-``laid_out``) without a store.
+re-run, the PR's accepted regressions, the history; and the report kept to be laid out
+again (``laid_out_again``) when a person accepts one. ``perfbot comment`` uses the pure
+half (``read_contents``, ``laid_out``) without a store.
 """
 
 from __future__ import annotations
@@ -24,12 +25,16 @@ from perfbot.app.jobs import Run
 from perfbot.app.measurements import learned_noise
 from perfbot.app.repoconfig import ConfigResult, RepoConfig
 from perfbot.app.report_history import report_history
+from perfbot.engine.judge import acceptance, conclusion
+from perfbot.engine.judge.acceptance import Accepted
 from perfbot.engine.judge.judgement import Judgement, judge_report
-from perfbot.engine.judge.notices import BranchChanged
+from perfbot.engine.judge.notices import BranchChanged, Confirming
 from perfbot.engine.read.report import ReadReport, read_report
 from perfbot.engine.read.sides import SideReport
 from perfbot.engine.show import checkrun
+from perfbot.engine.show import kept as kept_report
 from perfbot.engine.show.checkrun import CheckRun
+from perfbot.engine.show.kept import Kept
 from perfbot.engine.show.render import Footer, Prepared, RenderContext, Unreadable, compose, prepare
 from perfbot.github.errors import ArtifactGone
 from perfbot.github.types import PullInfo
@@ -55,6 +60,17 @@ class Report:
     check: CheckRun
     # The base and head sides as read, for the measurement store (None: nothing to record).
     sides: tuple[SideReport, SideReport] | None = None
+    # Whether it has something to say in a new comment (``comment: on-change``).
+    worth: bool = True
+    # The report as the PR's state keeps it with what lays it out again (``kept.dump``,
+    # written with the report: off the event loop when it is big); None: the prepared
+    # report alone (it has no regression to accept).
+    kept_body: str | None = None
+
+    @property
+    def stored(self) -> str:
+        """The report as ``PullState.report_body`` keeps it."""
+        return self.kept_body if self.kept_body is not None else self.prepared.dump()
 
 
 def render_context(
@@ -99,13 +115,25 @@ def read_contents(contents: ArtifactContents, config: RepoConfig) -> ReadReport:
 
 def laid_out(judged: Judgement, context: RenderContext, config: RepoConfig) -> Report:
     """The judged report as its comment and check run."""
-    prepared = prepare(judged.comparison, context)
-    check = checkrun.for_comparison(
-        judged.comparison, compose(prepared), fail_on_regression=config.fail_on_regression
-    )
+    report = laid_out_again(Kept(judged.comparison, context), config)
     # A report that is the confirmed attempt's own again is not recorded twice: its runs,
     # stored as a second measurement, would teach the noise model perfect agreement.
-    return Report(prepared, check, None if judged.repeated else judged.sides)
+    return replace(report, sides=None if judged.repeated else judged.sides)
+
+
+def laid_out_again(kept: Kept, config: RepoConfig) -> Report:
+    """A kept report laid out (again: its acceptances changed) as its comment and check
+    run; kept once more when it has a regression a person could accept or did."""
+    comparison, context = kept.comparison, kept.context
+    prepared = prepare(comparison, context)
+    check = checkrun.for_comparison(
+        comparison, compose(prepared), fail_on_regression=config.fail_on_regression
+    )
+    confirming = any(isinstance(notice, Confirming) for notice in context.notices)
+    worth = conclusion.worth_a_comment(comparison, confirming=confirming)
+    regressions = acceptance.acceptable(comparison, ()) or acceptance.accepted_keys(comparison, ())
+    body = kept_report.dump(prepared, kept) if regressions else None
+    return Report(prepared, check, worth=worth, kept_body=body)
 
 
 async def judge_for_pull(
@@ -129,8 +157,16 @@ async def judge_for_pull(
     # This attempt may be perfbot's confirmation of the one before: both are judged together.
     earlier = await confirm.earlier_attempt(ctx, run) if config.confirm else None
     policy = config.policy()
+    accepted = await accepted_on(ctx, run.repo_id, pull.number)
     judged = await _in_turn(
-        inline, judge_report, read, policy, knowledge, earlier, attempt=run.attempt
+        inline,
+        judge_report,
+        read,
+        policy,
+        knowledge,
+        earlier,
+        attempt=run.attempt,
+        accepted=accepted,
     )
     if judged.pending and config.confirm and earlier is None:
         judged = await confirm.confirm_later(ctx, run, pull, judged)
@@ -143,10 +179,20 @@ async def judge_for_pull(
         comparison=judged.comparison,
         policy=policy,
         knowledge=knowledge,
+        accepted=accepted,
     )
     notices = (*judged.notices, *await branch_changes(ctx, run, pull, judged))
     context = replace(context, skipped=read.skipped, notices=notices, history=history)
     return await _in_turn(inline, laid_out, judged, context, config)
+
+
+async def accepted_on(ctx: JobContext, repo_id: int, number: int) -> tuple[Accepted, ...]:
+    """The PR's standing acceptances of its regressions, as the engine takes them."""
+    return tuple(
+        Accepted(a.platform, a.metric, a.settings, a.value, a.login, a.reason, a.sha)
+        for a in await ctx.store.pull_acknowledgements(repo_id, number)
+        if a.value is not None
+    )
 
 
 async def branch_changes(

@@ -67,7 +67,7 @@ async def request_rerun(
     """Re-run the measurement of the PR's head for ``login``, if their role allows it."""
     inst = ctx.installation
     try:
-        refusal = await role_refusal(ctx, repo, login, config)
+        refusal = await role_refusal(ctx, repo, login, config.rerun_permission)
         if refusal is not None:
             return RerunOutcome(Rerun.REFUSED, f"re-run refused: {refusal}")
         choice = await choose_run(ctx, repo, pull, config)
@@ -137,11 +137,9 @@ async def _newest_measurement(
     return None
 
 
-async def role_refusal(
-    ctx: JobContext, repo: Repository, login: str, config: RepoConfig
-) -> str | None:
-    """Why ``login`` may not command perfbot on ``repo``, or None when they may."""
-    minimum = config.rerun_permission
+async def role_refusal(ctx: JobContext, repo: Repository, login: str, minimum: str) -> str | None:
+    """Why ``login``, lacking the role ``minimum`` (``rerun.permission`` or
+    ``accept.permission``), may not command perfbot on ``repo``, or None when they may."""
     role = await ctx.installation.collaborator_role(repo.owner, repo.name, login)
     if role_at_least(role, minimum):
         return None

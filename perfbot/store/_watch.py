@@ -61,6 +61,16 @@ BRANCH_ACKS: Final = SQL(
     " WHERE repo_id = :repo AND subject = 'branch' AND branch = :branch"
     " AND revoked_at IS NULL ORDER BY accepted_at DESC, id DESC LIMIT :limit"
 )
+PULL_ACKS: Final = SQL(
+    f"SELECT {', '.join(_ACK_COLUMNS)} FROM acknowledgements"
+    " WHERE repo_id = :repo AND subject = 'pull' AND pr_number = :pr"
+    " AND revoked_at IS NULL ORDER BY accepted_at, id LIMIT :limit"
+)
+REVOKE_PULL_ACKS: Final = SQL(
+    "UPDATE acknowledgements SET revoked_at = :at, revoked_by = :by"
+    " WHERE repo_id = :repo AND subject = 'pull' AND pr_number = :pr"
+    " AND platform = :platform AND metric = :metric AND revoked_at IS NULL"
+)
 FORGET_CHANGES: Final = SQL("DELETE FROM watch_changes WHERE repo_id = :repo")
 FORGET_ACKS: Final = SQL("DELETE FROM acknowledgements WHERE repo_id = :repo")
 FORGET_INSTALLATION_CHANGES: Final = SQL(
@@ -93,6 +103,33 @@ class WatchSQL(SQLBackend):
     async def branch_acknowledgements(self, repo_id: int, branch: str) -> list[Acknowledgement]:
         params = {"repo": repo_id, "branch": storable(branch), "limit": MAX_WATCHED}
         return [_ack(row) for row in reversed(await self._fetch(BRANCH_ACKS, params))]
+
+    async def pull_acknowledgements(self, repo_id: int, pr_number: int) -> list[Acknowledgement]:
+        params = {"repo": repo_id, "pr": pr_number, "limit": MAX_WATCHED}
+        return [_ack(row) for row in await self._fetch(PULL_ACKS, params)]
+
+    async def revoke_acknowledgements(
+        self,
+        repo_id: int,
+        pr_number: int,
+        keys: Sequence[tuple[str, str]],
+        *,
+        login: str,
+        now: float,
+    ) -> None:
+        each = [
+            {
+                "repo": repo_id,
+                "pr": pr_number,
+                "platform": storable(platform),
+                "metric": storable(metric),
+                "at": now,
+                "by": login,
+            }
+            for platform, metric in keys
+        ]
+        if each:
+            await self._atomically([(REVOKE_PULL_ACKS, each)])
 
 
 def _change_params(change: WatchedChange) -> dict[str, Any]:

@@ -341,7 +341,8 @@ class Measurements(Protocol):
 
 class Watch(Protocol):
     """The default branch's watch (``perfbot.store.watched``): the changes perfbot told
-    about, and the acknowledgements of people who accepted a new level."""
+    about, and the acknowledgements of people who accepted a new level (of a branch, or of
+    a PR's regression)."""
 
     async def save_watched(self, changes: Sequence[WatchedChange]) -> None:
         """Insert or replace each change, known by (repository, branch, platform, metric,
@@ -358,6 +359,22 @@ class Watch(Protocol):
 
     async def branch_acknowledgements(self, repo_id: int, branch: str) -> list[Acknowledgement]:
         """The standing acknowledgements of ``branch``'s levels, oldest first."""
+
+    async def pull_acknowledgements(self, repo_id: int, pr_number: int) -> list[Acknowledgement]:
+        """The standing acknowledgements of PR ``pr_number``'s regressions (subject
+        ``pull``), oldest first."""
+
+    async def revoke_acknowledgements(
+        self,
+        repo_id: int,
+        pr_number: int,
+        keys: Sequence[tuple[str, str]],
+        *,
+        login: str,
+        now: float,
+    ) -> None:
+        """Revoke the standing acknowledgements of PR ``pr_number`` of each (platform,
+        metric) of ``keys``: ``login`` at ``now``. They are kept, for audit."""
 
 
 class Store(Deliveries, Queue, Locks, Marks, Pulls, Installations, Measurements, Watch, Protocol):

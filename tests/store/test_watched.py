@@ -106,3 +106,35 @@ async def test_hostile_names_round_trip(store: Store) -> None:
     await store.save_watched([change(nasty, unit="M\x00bps")])
     (found,) = await store.open_changes(REPO, "main")
     assert found.metric == nasty.replace("\x00", "\N{REPLACEMENT CHARACTER}")
+
+
+async def test_a_pulls_acknowledgements_are_its_own_and_revoked_ones_are_kept(
+    store: Store,
+) -> None:
+    pulled = {"subject": "pull", "pr_number": 7, "branch": "main"}
+    await store.acknowledge(
+        [
+            ack(**pulled),
+            ack(**pulled, metric="tcp", accepted_at=2100.0),
+            ack(**{**pulled, "pr_number": 8}),  # another PR's
+            ack(),  # the branch's
+            ack(pr_number=7),  # a branch's, whatever its number
+        ]
+    )
+    standing = await store.pull_acknowledgements(REPO, 7)
+    assert [(a.metric, a.pr_number, a.subject) for a in standing] == [
+        ("udp.receiver_mbps", 7, "pull"),
+        ("tcp", 7, "pull"),
+    ]
+    assert standing[0] == ack(**pulled)
+    await store.revoke_acknowledgements(
+        REPO, 7, [("qemu_x86", "udp.receiver_mbps")], login="admin", now=3000.0
+    )
+    assert [a.metric for a in await store.pull_acknowledgements(REPO, 7)] == ["tcp"]
+    # Only PR 7's: the other PR's and the branch's stand.
+    assert len(await store.pull_acknowledgements(REPO, 8)) == 1
+    assert len(await store.branch_acknowledgements(REPO, "main")) == 2
+    await store.revoke_acknowledgements(REPO, 7, [], login="admin", now=3100.0)
+    assert len(await store.pull_acknowledgements(REPO, 7)) == 1
+    await store.forget_repositories([REPO])
+    assert await store.pull_acknowledgements(REPO, 8) == []

@@ -1,8 +1,9 @@
-"""Reviewer commands: ``/perfbot rerun`` and ``/perfbot help`` in PR comments, and the
-"Re-run" button of perfbot's check run."""
+"""Reviewer commands: ``/perfbot rerun``, ``/perfbot accept``, ``/perfbot unaccept`` and
+``/perfbot help`` in PR comments, and the "Re-run" button of perfbot's check run."""
 
 from __future__ import annotations
 
+from perfbot.app.acceptance import accept_command
 from perfbot.app.context import JobContext
 from perfbot.app.jobs import IssueCommentJob, Repository, RerequestJob
 from perfbot.app.repoconfig import RepoConfig
@@ -35,10 +36,12 @@ async def on_issue_comment(ctx: JobContext, job: IssueCommentJob) -> str:
         if _muted(pull, config):
             return ctx.ended(f"ignored: PR {number} carries the mute label")
         if command == "help":
-            refusal = await role_refusal(ctx, repo, login, config)
+            refusal = await role_refusal(ctx, repo, login, config.rerun_permission)
             if refusal is None:
                 return await _answer_help(ctx, repo, pull, login, config)
             outcome = RerunOutcome(Rerun.REFUSED, f"help refused: {refusal}")
+        elif command in ("accept", "unaccept"):
+            outcome = await accept_command(ctx, job, pull, config)
         else:
             outcome = await request_rerun(ctx, repo, pull, login, config)
         if outcome.kind is Rerun.STOPPED:
@@ -62,7 +65,7 @@ async def _answer_help(
     key = f"help:{repo.id}:{pull.number}:{login.lower()}"
     if not await ctx.store.take_mark(key, ctx.delivery_id, ANSWER_WINDOW_SECONDS, ctx.now()):
         return ctx.ended(f"help: already answered for {login} on PR {pull.number}")
-    body = help_body(config.rerun_permission)
+    body = help_body(config.rerun_permission, config.accept_permission)
     reply = await ctx.installation.create_comment(repo.owner, repo.name, pull.number, body)
     return ctx.ended(f"help: answered {login} on PR {pull.number} in comment {reply.id}")
 

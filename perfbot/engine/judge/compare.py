@@ -47,6 +47,7 @@ __all__ = [
     "Stats",
     "Verdict",
     "compare",
+    "move_from",
 ]
 
 # What is known of the noise of each (platform, metric), learned from earlier runs.
@@ -123,6 +124,8 @@ class _Judge:
     threshold: float
     tolerance: float
     learned: Noise | None = None
+    # ``learned`` is the whole noise to judge against, as it is (``move_from``).
+    given: bool = False
 
 
 def _compare_metric(
@@ -207,7 +210,31 @@ def _compare_metric(
         band=move.band,
         unit_band=move.unit_band,
         deterministic=prior or repeats_exactly,
+        settings=head.settings,
     )
+
+
+def move_from(value: float, metric: MetricResult, policy: Policy) -> tuple[Verdict, float | None]:
+    """How ``metric``'s PR side moved from ``value`` (an accepted level), judged as a move
+    from base to head is: the same floor and tolerance, against the noise the metric was
+    judged with (``metric.noise``), with ``value`` as a base of one run. The verdict and
+    the change, in the change's units (None: a ratio metric from zero)."""
+    head_stats = metric.head
+    assert head_stats is not None  # only a metric measured on the PR is accepted
+    head = Series(
+        metric.unit,
+        metric.better,
+        list(head_stats.samples),
+        scale=metric.scale,
+        settings=metric.settings,
+        deterministic=metric.deterministic,
+    )
+    base = replace(head, samples=[value])
+    rule = policy.rule(metric.name, metric.scale)
+    judge = _Judge(metric.better, rule.threshold, rule.tolerance, metric.noise, given=True)
+    stats = (Stats.of(base.samples), head_stats)
+    move = _judge_move(base, head, stats, better=metric.better, judge=judge)
+    return move.verdict, move.change
 
 
 def _settings_difference(base: Settings, head: Settings) -> str:
@@ -254,7 +281,7 @@ def _judge_move(
     gain = change > 0 if better is Better.HIGHER else change < 0
     moved = Verdict.IMPROVED if gain else Verdict.REGRESSED
     beyond = not gain and abs(change) > judge.tolerance
-    noise = _noise_of(base, head, judge.learned)
+    noise = judge.learned if judge.given else _noise_of(base, head, judge.learned)
     if noise is None:
         return _Move(Verdict.UNCERTAIN, change, "single run, noise unknown")
     base_units = noise_model.judging_units(base.samples, head.scale)

@@ -25,3 +25,24 @@ def of_comparison(comparison: Comparison, *, fail_on_regression: bool) -> Conclu
     if not comparison.summary()[Verdict.REGRESSED]:
         return "success"
     return "neutral"
+
+
+# The verdicts a PR comment is worth writing for (``comment: on-change``), whether they
+# count or not: a move (accepted, or report-only, too), a failure, a metric gone, a move
+# whose noise is unknown.
+_SAYS_SOMETHING: Final = frozenset(
+    {Verdict.REGRESSED, Verdict.IMPROVED, Verdict.FAILED, Verdict.MISSING, Verdict.UNCERTAIN}
+)
+
+
+def worth_a_comment(comparison: Comparison, *, confirming: bool) -> bool:
+    """Whether a report has something to say in a PR comment (``comment: on-change``):
+    something moved, failed, went missing or is uncertain, a case failed or had runs left
+    out, a platform was measured on one side only, or a regression is being confirmed
+    (``confirming``). Else the check run alone carries it."""
+    if confirming or comparison.failures or comparison.left_out:
+        return True
+    return any(
+        platform.unavailable or any(m.verdict in _SAYS_SOMETHING for m in platform.metrics)
+        for platform in comparison.platforms
+    )

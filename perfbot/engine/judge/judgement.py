@@ -2,11 +2,12 @@
 all call ``judge_report``.
 
 Given both sides as read (``perfbot.engine.read.report``), the policy, what is known of
-each metric's noise and, when this attempt is perfbot's confirmation of the one before,
-that attempt's samples, it returns the comparison, what a second attempt should confirm,
-what this attempt settled, and the typed notices the renderer words. Asking GitHub for
-the second attempt is the App's (it is I/O); ``hold`` and ``not_confirmed`` then say
-how that went.
+each metric's noise, when this attempt is perfbot's confirmation of the one before that
+attempt's samples, and the regressions people accepted on the PR (``acceptance.Accepted``,
+judged after ``compare``), it returns the comparison, what a second attempt should
+confirm, what this attempt settled, and the typed notices the renderer words. Asking
+GitHub for the second attempt is the App's (it is I/O); ``hold`` and ``not_confirmed``
+then say how that went.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from perfbot.engine.judge import confirm
+from perfbot.engine.judge import acceptance, confirm
+from perfbot.engine.judge.acceptance import Accepted
 from perfbot.engine.judge.compare import Comparison, NoiseKnowledge, Policy, compare
 from perfbot.engine.judge.confirm import Key
 from perfbot.engine.judge.notices import (
@@ -67,19 +69,21 @@ def judge_report(
     earlier: EarlierAttempt | None = None,
     *,
     attempt: int = 1,
+    accepted: Sequence[Accepted] = (),
 ) -> Judgement:
     """Judge ``report`` (both sides read, or a report's files with ``base/`` and ``head/``).
 
     ``earlier``: the samples of the attempt before ``attempt`` when this one is its
     confirmation; then both attempts' runs are compared together, and of what the
-    earlier one would have called red, each metric says whether it held.
+    earlier one would have called red, each metric says whether it held. ``accepted``:
+    the PR's standing acceptances; a regression whose acceptance holds is not pending.
     """
     if not isinstance(report, ReadReport):
         report = read_report(report)
     policy = policy or Policy()
     lined_up: tuple[Notice, ...] = report.lined_up
     if earlier is None:
-        comparison = compare(report.base, report.head, policy, noise)
+        comparison = acceptance.judge(compare(report.base, report.head, policy, noise), accepted)
         return Judgement(comparison, report, confirm.pending(comparison), notices=lined_up)
     first_base = confirm.earlier_side(earlier.base, report.base)
     first_head = confirm.earlier_side(earlier.head, report.head)
@@ -87,7 +91,7 @@ def judge_report(
         # The confirming attempt uploaded no report of its own (GitHub lists the run's
         # artifacts across attempts): the first attempt's runs, read twice, would
         # "confirm" themselves. Called on the one attempt instead.
-        comparison = compare(report.base, report.head, policy, noise)
+        comparison = acceptance.judge(compare(report.base, report.head, policy, noise), accepted)
         notices = (*lined_up, RepeatedAttempt(attempt))
         return Judgement(comparison, report, notices=notices, repeated=True)
     # What the first attempt would have called red, judged again with both attempts' runs.
@@ -100,7 +104,7 @@ def judge_report(
     )
     held = min(len(confirm.pending(both)), len(keys)) if keys else 0
     settled = Settled(attempt, held, len(keys) - held)
-    comparison = confirm.settle(both, keys)
+    comparison = acceptance.judge(confirm.settle(both, keys), accepted)
     return Judgement(comparison, report, settled=keys, notices=(*lined_up, settled))
 
 

@@ -12,7 +12,7 @@ from perfbot.engine.judge.noise import Noise
 from perfbot.engine.judge.policy import Policy
 from perfbot.engine.judge.stats import median
 from perfbot.engine.read.runs import RunsLeftOut
-from perfbot.model import Better, Scale
+from perfbot.model import Better, Scale, Settings
 
 Side = Literal["base", "head"]
 
@@ -62,6 +62,29 @@ class Stats:
 
 
 @dataclass(frozen=True, slots=True)
+class Acceptance:
+    """A person accepted this metric's regression on the PR (``/perfbot accept``): ``login``
+    with ``reason``, at head ``sha``, where it measured ``value`` (the head's median).
+
+    ``holds``: the metric is still where it was accepted (within its noise of ``value``,
+    judged as a move from it is; ``change`` is that move in the change's units, None from
+    zero); the row is then no regression that counts, never red. ``settings_differ``: this
+    head ran with other settings than the accepted one, so nothing holds. ``beyond_tolerance``
+    is the row's own, kept so that withdrawing the acceptance gives the row back as judged.
+    Made by ``acceptance.py``; worded by ``show/``.
+    """
+
+    login: str
+    reason: str
+    sha: str
+    value: float
+    holds: bool
+    change: float | None = 0.0
+    beyond_tolerance: bool = False
+    settings_differ: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class MetricResult:
     name: str
     unit: str
@@ -90,11 +113,26 @@ class MetricResult:
     # of the same commit never differed (a learned spread of zero). Never re-run to
     # confirm (``confirm.pending``), whatever the store holds.
     deterministic: bool = False
+    # The run settings the PR side measured with (an acceptance is of these runs).
+    settings: Settings = ()
+    # A person's acceptance of this regression (``acceptance.py``), holding or not.
+    acceptance: Acceptance | None = None
+
+    @property
+    def accepted(self) -> bool:
+        """A regression a person accepted, still where it was accepted."""
+        return (
+            self.acceptance is not None
+            and self.acceptance.holds
+            and self.verdict is Verdict.REGRESSED
+            and not self.report_only
+        )
 
     @property
     def counts(self) -> bool:
-        """Whether the verdict counts: a report-only metric's move is counted apart."""
-        return not (self.report_only and self.verdict in MOVED)
+        """Whether the verdict counts: a report-only metric's move is counted apart, and
+        so is a regression a person accepted (``accepted``)."""
+        return not ((self.report_only and self.verdict in MOVED) or self.accepted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +166,12 @@ class PlatformResult:
 
     @property
     def report_only_moved(self) -> int:
-        return sum(1 for metric in self.metrics if not metric.counts)
+        return sum(1 for metric in self.metrics if metric.report_only and not metric.counts)
+
+    @property
+    def accepted(self) -> int:
+        """The regressions a person accepted that hold (``MetricResult.accepted``)."""
+        return sum(1 for metric in self.metrics if metric.accepted)
 
     @property
     def beyond_tolerance(self) -> int:
@@ -176,6 +219,10 @@ class Comparison:
     @property
     def report_only_moved(self) -> int:
         return sum(platform.report_only_moved for platform in self.platforms)
+
+    @property
+    def accepted(self) -> int:
+        return sum(platform.accepted for platform in self.platforms)
 
     @property
     def regressed_beyond_tolerance(self) -> int:

@@ -11,15 +11,17 @@ comment (``escape.code``); SHAs are GitHub's and shown through ``escape.short_sh
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
-from perfbot.engine.judge.compare import MetricResult, Stats, Verdict
+from perfbot.engine.judge.compare import Comparison, MetricResult, Stats, Verdict
 from perfbot.engine.show.escape import code, short_sha, text
 from perfbot.engine.show.explain import change_text
 from perfbot.engine.show.mermaid import MetricSeries
 from perfbot.engine.show.numbers import format_number
 from perfbot.engine.show.plot import HistoryPoint
+from perfbot.engine.show.rows import ACCEPTED_MARK
+from perfbot.engine.show.sections import headline
 
 __all__ = [
     "MAX_METRICS",
@@ -29,6 +31,7 @@ __all__ = [
     "MetricKey",
     "Push",
     "Trend",
+    "as_judged_now",
     "chart_series",
     "pushes_section",
     "standing",
@@ -198,4 +201,23 @@ def _change_cell(metric: MetricResult | None) -> str:
         return "—"
     beyond = metric.verdict is Verdict.REGRESSED and metric.beyond_tolerance
     mark = "📝 " if not metric.counts else _MARKS.get(metric.verdict, "")
+    if metric.accepted:
+        mark = f"{ACCEPTED_MARK} "
     return f"{'🔴 ' if beyond else mark}{change_text(metric)}"
+
+
+def as_judged_now(history: History, comparison: Comparison) -> History:
+    """``history`` with the push this comment reports said as ``comparison`` says it now: its
+    headline and its changes, after a person accepted (or unaccepted) a regression."""
+    results = {(p.name, m.name): m for p in comparison.platforms for m in p.metrics}
+    pushes = tuple(
+        replace(
+            push,
+            headline=headline(comparison),
+            changes=tuple((key, results.get(key, result)) for key, result in push.changes),
+        )
+        if push.current
+        else push
+        for push in history.pushes
+    )
+    return replace(history, pushes=pushes)

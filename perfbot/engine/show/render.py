@@ -33,6 +33,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from perfbot.engine.judge import acceptance
 from perfbot.engine.judge.compare import Comparison, Policy
 from perfbot.engine.judge.notices import Notice
 from perfbot.engine.show import wording
@@ -199,6 +200,8 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
         footer = _footer(report.policy, context)
         return _fitted(Prepared(UNREADABLE_HEADLINE, notices, content, footer), budget)
     footer = _footer(report.policy, context)
+    # A regression a person accepted that counts again says why, above the report.
+    notices += tuple(wording.acceptance_lapsed(p, m) for p, m in acceptance.lapsed(report))
     title = headline(report)
     rerun = context.footer is Footer.APP  # only the App's rows may suggest /perfbot rerun
     history = context.history
@@ -411,11 +414,16 @@ def _footer(policy: Policy, context: RenderContext) -> str:
     )
 
 
-def help_body(permission: str) -> str:
+def help_body(permission: str, accept_permission: str = "write") -> str:
     """The answer to ``/perfbot help``: the commands, and who may use them."""
     return (
         "perfbot commands (write them at the start of a line in a PR comment):\n\n"
         "- `/perfbot rerun` — re-run the performance measurement for the PR's current head "
         f"(needs at least {code(permission)} permission on this repository)\n"
+        "- `/perfbot accept [metric-glob …] [-- reason]` — accept the regressions the report "
+        "shows (those matching the globs, e.g. `udp*`): they are shown as accepted and no "
+        "longer fail the check while they stay within noise of the accepted value "
+        f"(needs at least {code(accept_permission)} permission)\n"
+        "- `/perfbot unaccept [metric-glob …]` — undo that (same permission)\n"
         "- `/perfbot help` — show this list"
     )

@@ -7,6 +7,7 @@ from perfbot.engine.judge.compare import MOVED, Comparison, MetricResult, Stats,
 from perfbot.engine.show.escape import code, text
 from perfbot.engine.show.explain import band, beyond_tolerance, change_text, hint
 from perfbot.engine.show.numbers import format_number
+from perfbot.engine.show.wording import NO_LONGER_ACCEPTED, accepted_by
 
 _ROW_ORDER = {
     Verdict.REGRESSED: 0,
@@ -25,7 +26,9 @@ def row_order(metric: MetricResult) -> tuple[float, int, float, str]:
     # A verdict this table does not know yet sorts just above the unchanged rows, and a
     # report-only move after every move that counts.
     order = _ROW_ORDER.get(metric.verdict, _ROW_ORDER[Verdict.UNCHANGED] - 0.5)
-    if not metric.counts:
+    if metric.accepted:
+        order = _ROW_ORDER[Verdict.REGRESSED] + 0.5  # after the regressions that count
+    elif not metric.counts:
         order = _ROW_ORDER[Verdict.NEW] + 0.5
     return (order, 0 if metric.beyond_tolerance else 1, magnitude, metric.name)
 
@@ -67,12 +70,17 @@ def _change(metric: MetricResult, comparison: Comparison) -> str:
     shown = change_text(metric)
     if metric.note == "from zero":
         note = ""  # "from 0" says it already
+    if metric.accepted and metric.acceptance is not None:
+        return f"{ACCEPTED_MARK} {shown} ({accepted_by(metric.acceptance)}){note}"
+    # An acceptance that no longer holds: why is the notice above the report
+    # (``wording.acceptance_lapsed``).
+    lapsed = f"; {NO_LONGER_ACCEPTED}" if metric.acceptance is not None else ""
     if verdict is Verdict.REGRESSED and metric.beyond_tolerance:
         _, _, tolerance, _ = comparison.policy.resolve(metric.name, metric.scale)
-        return f"🔴 **{shown}** ({beyond_tolerance(tolerance, metric.scale)}){note}"
+        return f"🔴 **{shown}** ({beyond_tolerance(tolerance, metric.scale)}{lapsed}){note}"
     if verdict is Verdict.REGRESSED:
         # A move's note is what happened to it since (confirming, not reproduced…).
-        return f"🟠 {shown}{note}"
+        return f"🟠 {shown}{f' ({lapsed[2:]})' if lapsed else ''}{note}"
     if verdict is Verdict.IMPROVED:
         return f"🟢 {shown}{note}"
     if verdict is Verdict.UNCERTAIN:
@@ -82,6 +90,8 @@ def _change(metric: MetricResult, comparison: Comparison) -> str:
 
 REPORT_ONLY = "report only"
 REPORT_ONLY_MARK = "📝"
+# A regression a person accepted (``/perfbot accept``), still where it was accepted.
+ACCEPTED_MARK = "☑️"
 
 
 def _report_only(metric: MetricResult) -> str:

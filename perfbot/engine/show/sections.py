@@ -24,7 +24,7 @@ from perfbot.engine.show import wording
 from perfbot.engine.show.escape import code, text
 from perfbot.engine.show.lossdetail import loss_runs
 from perfbot.engine.show.numbers import MINUS, format_number
-from perfbot.engine.show.rows import REPORT_ONLY_MARK, noise_cell, row, row_order
+from perfbot.engine.show.rows import ACCEPTED_MARK, REPORT_ONLY_MARK, noise_cell, row, row_order
 from perfbot.model import Scale
 
 __all__ = [
@@ -88,6 +88,9 @@ def headline(comparison: Comparison) -> str:
         beyond = comparison.regressed_beyond_tolerance
         detail = f" ({beyond} beyond tolerance)" if 0 < beyond < regressed else ""
         parts.append(f"{regressed} regression{plural(regressed)}{detail}")
+    if comparison.accepted:
+        # Regressions a person accepted: said, never counted as regressions.
+        parts.append(_accepted(comparison.accepted))
     if summary[Verdict.IMPROVED]:
         parts.append(count(summary[Verdict.IMPROVED], "improvement"))
     failed = len(comparison.failures)
@@ -185,6 +188,8 @@ def _other(platform: PlatformResult) -> str:
     ):
         if platform.count(verdict):
             parts.append(label.format(platform.count(verdict)))
+    if platform.accepted:
+        parts.append(f"{ACCEPTED_MARK} {platform.accepted} accepted")
     if platform.report_only_moved:
         parts.append(f"{REPORT_ONLY_MARK} {platform.report_only_moved} report only")
     if platform.unavailable:
@@ -202,10 +207,11 @@ def _quiet(platform: PlatformResult) -> bool:
 
 
 def _stays_open(platform: PlatformResult) -> bool:
-    """Shown open, never folded: something moved, a case failed or a metric is missing,
-    or runs of a case were left out."""
+    """Shown open, never folded: something moved (a regression a person accepted too), a
+    case failed or a metric is missing, or runs of a case were left out."""
     return (
         platform.moved
+        or bool(platform.accepted)
         or bool(platform.failures)
         or bool(platform.left_out)
         or any(platform.count(verdict) for verdict in (Verdict.FAILED, Verdict.MISSING))
@@ -304,6 +310,8 @@ def _platform_summary(platform: PlatformResult, comparison: Comparison) -> str:
             parts.append(f"{platform.count(verdict)} {verdict.value}")
     if platform.count(Verdict.UNCERTAIN):
         parts.append(_uncertain(platform.count(Verdict.UNCERTAIN)))
+    if platform.accepted:
+        parts.append(_accepted(platform.accepted))
     if platform.report_only_moved:
         parts.append(_report_only_moved(platform.report_only_moved))
     return ", ".join(parts)
@@ -320,6 +328,10 @@ def _within(platform: PlatformResult, comparison: Comparison) -> str:
 
 def _uncertain(n: int) -> str:
     return f"{n} uncertain (single run{plural(n)})"
+
+
+def _accepted(n: int) -> str:
+    return count(n, "accepted regression")
 
 
 def _report_only_moved(n: int) -> str:

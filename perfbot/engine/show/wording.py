@@ -25,8 +25,11 @@ from perfbot.engine.judge.notices import (
     RepeatedAttempt,
     Settled,
 )
+from perfbot.engine.judge.results import Acceptance, MetricResult
 from perfbot.engine.read.runs import RunsLeftOut, differing
 from perfbot.engine.show.escape import code, short_sha, text
+from perfbot.engine.show.explain import amount
+from perfbot.engine.show.numbers import format_number
 from perfbot.model import Settings
 
 # A sentence holding a name is cut at this many characters (a name may be huge).
@@ -174,3 +177,42 @@ def _files(paths: list[str], name: Callable[[str], str]) -> str:
     if more:
         named.append(f"{more} more")
     return named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+
+
+# An acceptance's reason, as the row quotes it (the comment quotes it in full nowhere else).
+MAX_REASON_CHARS: Final = 120
+
+
+def accepted_by(acceptance: Acceptance) -> str:
+    """``accepted by <code>writer</code>: larger buffers`` (markdown; the login as code,
+    never a live mention, the reason escaped)."""
+    reason = f": {text(acceptance.reason, MAX_REASON_CHARS)}" if acceptance.reason else ""
+    return f"accepted by {code(acceptance.login, 40)}{reason}"
+
+
+NO_LONGER_ACCEPTED: Final = "no longer accepted"
+
+
+def acceptance_lapsed(platform: str, metric: MetricResult) -> str:
+    """Why a metric a person accepted counts as a regression again, as a notice line."""
+    acceptance = metric.acceptance
+    assert acceptance is not None  # only an acceptance can lapse
+    who = (
+        f"⚠️ The acceptance of {code(metric.name, 60)} on {code(platform, 40)} by "
+        f"{code(acceptance.login, 40)} no longer holds"
+    )
+    if acceptance.settings_differ:
+        return (
+            f"{who}: it was accepted at {short_sha(acceptance.sha)} for runs with other settings."
+        )
+    unit = f" {text(metric.unit, 20)}" if metric.unit else ""
+    moved = (
+        "moved from 0"
+        if acceptance.change is None
+        else f"moved {amount(acceptance.change, metric.scale)}"
+    )
+    return (
+        f"{who}: it measured {format_number(acceptance.value)}{unit} when accepted at "
+        f"{short_sha(acceptance.sha)} and has {moved} from there: a regression from the "
+        "accepted level."
+    )

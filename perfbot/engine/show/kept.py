@@ -1,0 +1,207 @@
+"""A report kept to be laid out again: its comparison and what the body says around it
+(``RenderContext``), as JSON beside the prepared report, and back.
+
+The App stores a PR's prepared report (``render.Prepared``) to compose its comment again
+as the PR's situation changes. A person's ``/perfbot accept`` changes the report itself
+(rows, headline, check run): with the comparison and its context kept too, it is laid out
+again at once (``prepare``), without the artifact or the store's history.
+
+The JSON is written from the dataclasses' own type hints and read back against them:
+dataclasses as objects of their fields (one of several in a union also names its class,
+``"@"``), enums by value, tuples as arrays, times in ISO 8601. What does not read back
+exactly as declared (a report kept by another version of perfbot, say) is no report:
+``load`` says None, and the comment waits for the next one.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import types
+from dataclasses import dataclass, fields, is_dataclass
+from datetime import datetime
+from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
+
+from perfbot.engine.judge.compare import Comparison
+from perfbot.engine.show.render import Prepared, RenderContext
+
+# A metric is about half a kilobyte of JSON, and writing it takes ~80 µs: a report of more
+# metrics or samples than these is not kept (it could not be accepted, nor would its JSON
+# fit), and one whose JSON is longer than this neither.
+MAX_KEPT_METRICS: Final = 5_000
+MAX_KEPT_SAMPLES: Final = 100_000
+MAX_KEPT_CHARS: Final = 4 * 1024 * 1024
+_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What a report is laid out from: ``render.prepare(comparison, context)``."""
+
+    comparison: Comparison
+    context: RenderContext
+
+
+def dump(prepared: Prepared, kept: Kept | None) -> str:
+    """``prepared`` as ``Prepared.dump`` writes it, with ``kept`` beside it when given and
+    not too big (``Prepared.load`` reads the text as ever). Writing a big report's takes a
+    while: off the event loop."""
+    document = json.loads(prepared.dump())
+    if kept is not None and keepable(kept.comparison):
+        source = json.dumps(_plain(Kept, kept), ensure_ascii=False, separators=(",", ":"))
+        if len(source) <= MAX_KEPT_CHARS:
+            document["kept"] = {"version": _VERSION, "source": source}
+    return json.dumps(document, ensure_ascii=False)
+
+
+def keepable(comparison: Comparison) -> bool:
+    """Whether ``comparison`` is small enough to keep (``MAX_KEPT_METRICS``, ``…_SAMPLES``),
+    told before a byte of it is written."""
+    metrics = [m for platform in comparison.platforms for m in platform.metrics]
+    if len(metrics) > MAX_KEPT_METRICS:
+        return False
+    samples = sum(len(s.samples) for m in metrics for s in (m.base, m.head) if s is not None)
+    return samples <= MAX_KEPT_SAMPLES
+
+
+def load(stored: str) -> Kept | None:
+    """The report kept in ``stored`` (a ``dump``), or None when it holds none this perfbot
+    reads."""
+    try:
+        document = json.loads(stored)
+        kept = document["kept"] if isinstance(document, dict) else None
+        if not isinstance(kept, dict) or kept.get("version") != _VERSION:
+            return None
+        value = _typed(Kept, json.loads(kept["source"]))
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+    return value if isinstance(value, Kept) else None
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def _plain(hint: Any, value: Any) -> Any:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        option = _option_of(hint, value)
+        plain = _plain(option, value)
+        if _is_class(option) and len(_dataclasses(hint)) > 1:
+            plain = {"@": option.__name__, **plain}
+        return plain
+    if origin is tuple:
+        return [
+            _plain(item, element) for item, element in zip(_items(hint, value), value, strict=True)
+        ]
+    if is_dataclass(hint) and isinstance(hint, type):
+        hints = _hints(hint)
+        return {f.name: _plain(hints[f.name], getattr(value, f.name)) for f in fields(hint)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def _option_of(hint: Any, value: Any) -> Any:
+    """The option of a union ``value`` is an instance of."""
+    for option in get_args(hint):
+        if option is type(None):
+            if value is None:
+                return option
+        elif get_origin(option) is Literal:
+            if value in get_args(option):
+                return option
+        elif _is_instance(value, option):
+            return option
+    raise TypeError(f"{type(value).__name__} is none of {hint}")
+
+
+def _is_instance(value: Any, option: Any) -> bool:
+    """Whether ``value`` is of ``option`` (a float's may be written as an int)."""
+    if option is float and isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, get_origin(option) or option)
+
+
+def _items(hint: Any, value: tuple[Any, ...]) -> list[Any]:
+    """The hint of each element of ``value``: ``tuple[X, ...]`` or ``tuple[A, B]``."""
+    args = get_args(hint)
+    if len(args) == 2 and args[1] is Ellipsis:
+        return [args[0]] * len(value)
+    if len(args) != len(value):
+        raise TypeError(f"{len(value)} elements for {hint}")
+    return list(args)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _typed(hint: Any, value: Any) -> Any:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return _typed_union(hint, value)
+    if origin is Literal:
+        if value in get_args(hint):
+            return value
+        raise ValueError(f"{value!r} is not one of {get_args(hint)}")
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise TypeError(f"{hint} is not a list")
+        return tuple(
+            _typed(item, element)
+            for item, element in zip(_items(hint, tuple(value)), value, strict=True)
+        )
+    if is_dataclass(hint) and isinstance(hint, type):
+        return _typed_dataclass(hint, value)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint(value)
+    if hint is datetime:
+        return datetime.fromisoformat(value)
+    if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if hint is type(None) and value is None:
+        return None
+    if hint in (int, str, bool) and type(value) is hint:
+        return value
+    raise TypeError(f"{value!r} is not a {hint}")
+
+
+def _typed_union(hint: Any, value: Any) -> Any:
+    tagged = isinstance(value, dict) and "@" in value
+    for option in get_args(hint):
+        if tagged and not (_is_class(option) and option.__name__ == value["@"]):
+            continue
+        try:
+            return _typed(option, {k: v for k, v in value.items() if k != "@"} if tagged else value)
+        except (ValueError, TypeError, KeyError):
+            continue
+    raise TypeError(f"{value!r} is none of {hint}")
+
+
+def _typed_dataclass(cls: type[Any], value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise TypeError(f"{cls.__name__} is not an object")
+    names = [f.name for f in fields(cls)]
+    if set(value) != set(names):
+        raise KeyError(f"{cls.__name__} has other fields")
+    hints = _hints(cls)
+    return cls(**{name: _typed(hints[name], value[name]) for name in names})
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _dataclasses(hint: Any) -> list[Any]:
+    return [option for option in get_args(hint) if _is_class(option)]
+
+
+def _is_class(hint: Any) -> bool:
+    """Whether ``hint`` is a dataclass (the class, not an instance)."""
+    return isinstance(hint, type) and is_dataclass(hint)
