@@ -71,6 +71,13 @@ RETRY_LATER: Final = SQL(
     " lease_owner = NULL, lease_until = NULL"
     " WHERE id = :id AND status = 'running' AND lease_owner = :owner"
 )
+# A job that waits for its installation's turn (GitHub's pace), not for a failure: back to
+# the queue with its attempt handed back, so that waiting never uses up its attempts.
+DEFER: Final = SQL(
+    "UPDATE jobs SET status = 'queued', due_at = :due_at, last_error = :reason,"
+    " lease_owner = NULL, lease_until = NULL, attempts = attempts - 1"
+    " WHERE id = :id AND status = 'running' AND lease_owner = :owner"
+)
 GIVE_UP: Final = SQL(
     "UPDATE jobs SET status = 'failed', last_error = :error, finished_at = :now"
     " WHERE id = :id AND status = 'running' AND lease_owner = :owner"
@@ -132,6 +139,10 @@ class QueueSQL(SQLBackend):
     ) -> None:
         params = {"id": job_id, "owner": owner, "due_at": due_at, "error": self._text(error)}
         await self._write(RETRY_LATER, params)
+
+    async def defer(self, job_id: int, owner: str, due_at: float, reason: str) -> None:
+        params = {"id": job_id, "owner": owner, "due_at": due_at, "reason": self._text(reason)}
+        await self._write(DEFER, params)
 
     async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None:
         params = {"id": job_id, "owner": owner, "now": now, "error": self._text(error)}
