@@ -473,6 +473,8 @@ class RecordedRequest:
     # The answer as sent: its media type and bytes (empty for a redirect or no content).
     response_type: str = ""
     response_body: bytes = b""
+    # When it arrived, on the fake's clock (``fake.now``: a test's own clock when it sets one).
+    at: float = 0.0
 
     @property
     def served_version(self) -> str:
@@ -624,6 +626,9 @@ class FakeGitHub:
         self.converted_apps: list[Json] = []
 
         self.latency = 0.0  # seconds slept before every API response
+        # An installation's requests an hour (x-ratelimit-limit); a test lowers it to see
+        # perfbot slow down as x-ratelimit-remaining runs low.
+        self.rate_limit = 5000
         self._calls_per_installation: Counter[int] = Counter()  # for x-ratelimit-used
         self._knobs: list[_Knob] = []
         self._holds: list[Hold] = []
@@ -1346,6 +1351,7 @@ class FakeGitHub:
             body=_recorded_body(raw),
             api_version=request.headers.get("x-github-api-version"),
             user_agent=request.headers.get("user-agent", ""),
+            at=self.now().timestamp(),
         )
         self.requests.append(record)
         if record.installation_id is not None and not _is_token_path(record.path):
@@ -1438,9 +1444,9 @@ class FakeGitHub:
         if credential.token is not None:
             used = self._calls_per_installation[credential.token.installation_id]
             reset = int(self.now().timestamp()) + 3600
-            headers["x-ratelimit-limit"] = "5000"
+            headers["x-ratelimit-limit"] = str(self.rate_limit)
             headers["x-ratelimit-used"] = str(used)
-            headers["x-ratelimit-remaining"] = str(max(0, 5000 - used))
+            headers["x-ratelimit-remaining"] = str(max(0, self.rate_limit - used))
             headers["x-ratelimit-reset"] = str(reset)
             headers["x-ratelimit-resource"] = "core"
 

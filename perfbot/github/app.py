@@ -9,6 +9,7 @@ import httpx
 from githubkit import AppAuthStrategy
 
 from perfbot.github.installation import Installation
+from perfbot.github.pacing import APP_KEY, Pacer, installation_key
 from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import PAGE_SIZE, _call, _client, _pools, _SharedTransport
 from perfbot.github.types import HookDelivery
@@ -31,8 +32,11 @@ class GitHubApp:
         transport: httpx.AsyncBaseTransport | None = None,
         metrics: Metrics | None = None,
         max_connections: int = 32,
+        pacer: Pacer | None = None,
     ) -> None:
         self.app_id = app_id
+        # Every installation's pace (and the App's own writes'); None: nothing paced.
+        self.pacer = pacer
         self._transport = _SharedTransport(transport or _pools(max_connections), metrics)
         # Storage gets pools of its own: in a pool shared by two hosts, a request waiting
         # for one host closes an idle connection to the other, and under load every
@@ -56,6 +60,8 @@ class GitHubApp:
             self.app_id,
             gate,
             installation_id=installation_id,
+            pacer=self.pacer,
+            pace_key=installation_key(installation_id),
         )
 
     async def bot_login(self) -> str:
@@ -115,10 +121,13 @@ class GitHubApp:
         return attempts
 
     async def redeliver(self, delivery_id: int) -> None:
-        """Ask GitHub to send the delivery attempt ``delivery_id`` again (never retried here)."""
-        await _call(
-            "POST", partial(self._github.rest.apps.async_redeliver_webhook_delivery, delivery_id)
-        )
+        """Ask GitHub to send the delivery attempt ``delivery_id`` again (never retried here),
+        in the App's own pace."""
+        send = partial(self._github.rest.apps.async_redeliver_webhook_delivery, delivery_id)
+        if self.pacer is None:
+            await _call("POST", send)
+            return
+        await self.pacer.write(APP_KEY, False, lambda: _call("POST", send))
 
     async def close(self) -> None:
         await self._transport.close()

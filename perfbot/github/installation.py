@@ -1,9 +1,10 @@
 """The calls perfbot makes on behalf of one installation (or with a workflow's token).
 
-The calls wait for an installation token through ``tokens.TokenGate``; GitHub's models
-become perfbot's types in ``convert``. The artifact download does not follow GitHub's 302
-with the client that holds the token: ``storage`` fetches the storage URL straight through
-the transport, with no credential and no cookie.
+The calls wait for an installation token through ``tokens.TokenGate``, and for the
+installation's pace through ``pacing.Pacer`` (every write, and the reads when the rate
+limit runs low); GitHub's models become perfbot's types in ``convert``. The artifact
+download does not follow GitHub's 302 with the client that holds the token: ``storage``
+fetches the storage URL straight through the transport, with no credential and no cookie.
 """
 
 from __future__ import annotations
@@ -14,19 +15,18 @@ from functools import partial
 from typing import Any, TypeVar
 
 import httpx
-from githubkit import GitHub, TokenAuthStrategy
+from githubkit import GitHub
 from githubkit_schemas.latest import models
 
 from perfbot.github.convert import artifact_info, comment_info, issue_info, pull_info
 from perfbot.github.errors import ArtifactGone, GitHubError
+from perfbot.github.pacing import Pacer, installation_key
 from perfbot.github.storage import fetch_blob
 from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import (
     PAGE_SIZE,
     _all_pages,
     _call,
-    _client,
-    _SharedTransport,
     _with_get_retries,
 )
 from perfbot.github.types import (
@@ -49,26 +49,6 @@ from perfbot.github.types import (
 T = TypeVar("T")
 
 
-class TokenSession:
-    """Calls made with a plain token (a workflow's ``GITHUB_TOKEN``) instead of as the App.
-
-    ``perfbot comment`` uses it so that the Actions-only path runs the App's own handler;
-    artifact downloads still reach the storage host without any credential.
-    """
-
-    def __init__(
-        self, token: str, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
-        self._transport = _SharedTransport(
-            transport or httpx.AsyncHTTPTransport(retries=0), metrics=None
-        )
-        github = _client(TokenAuthStrategy(token), base_url, self._transport)
-        self.installation = Installation(github, self._transport, app_id=None)
-
-    async def close(self) -> None:
-        await self._transport.close()
-
-
 class Installation:
     """The calls perfbot makes on behalf of one installation."""
 
@@ -80,6 +60,8 @@ class Installation:
         token_gate: TokenGate | None = None,
         *,
         installation_id: int | None = None,
+        pacer: Pacer | None = None,
+        pace_key: str | None = None,
     ) -> None:
         self._gh = github
         self._storage = storage
@@ -87,11 +69,28 @@ class Installation:
         # None: a plain token (``perfbot comment``), which no installation record covers.
         self.id = installation_id
         self._token_gate = token_gate
+        # None: not paced (a test's direct client); else every call goes through it.
+        self._pacer = pacer
+        self._pace_key = pace_key or (
+            installation_key(installation_id) if installation_id is not None else "token"
+        )
 
-    async def _call(self, method: str, send: Callable[[], Awaitable[T]]) -> T:
-        if self._token_gate is None:
-            return await _call(method, send)
-        return await self._token_gate.call(lambda: _call(method, send))
+    async def _call(
+        self, method: str, send: Callable[[], Awaitable[T]], *, notifies: bool = False
+    ) -> T:
+        """One call: its token, its pace (``notifies``: a write that notifies people, as a
+        new comment or issue does), its errors mapped."""
+
+        async def gated() -> T:
+            if self._token_gate is None:
+                return await _call(method, send)
+            return await self._token_gate.call(lambda: _call(method, send))
+
+        if self._pacer is None:
+            return await gated()
+        if method == "GET":
+            return await self._pacer.read(self._pace_key, gated)
+        return await self._pacer.write(self._pace_key, notifies, gated)
 
     async def __aenter__(self) -> Installation:
         """One HTTP client for all the calls of a job, instead of one per call."""
@@ -182,6 +181,7 @@ class Installation:
         response = await self._call(
             "POST",
             lambda: self._gh.rest.issues.async_create_comment(owner, repo, number, body=body),
+            notifies=True,
         )
         return comment_info(response.parsed_data)
 
@@ -357,6 +357,7 @@ class Installation:
             lambda: self._gh.rest.issues.async_create(
                 owner, repo, title=title, body=body, labels=list(labels)
             ),
+            notifies=True,
         )
         return issue_info(response.parsed_data)
 
