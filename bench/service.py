@@ -5,9 +5,10 @@
     its comment. Run with 0 ms and with 50 ms added to every GitHub API response, after
     untimed warm-up runs (200 by default) for other PRs.
   * REST calls per event, as counted by the fake (calls that count against the
-    installation's rate limit; the token exchange does not): a first comment on a cold
-    repository, a first comment once the configuration is cached, and a steady-state
-    update of an existing comment.
+    installation's rate limit; the token exchange and a 304 to a conditional read do
+    not): a first comment on a cold repository, a first comment once the configuration is
+    cached, the first update after a first comment, and a steady-state update of an
+    existing comment.
 
 Run: .venv/bin/python bench/service.py [--events N] [--warmup N] [--workers N]
      [--processes 1,2]
@@ -36,6 +37,7 @@ from tests.harness import (
     in_process_service,
     perfbot_process,
     settings_env,
+    wait_idle,
     wait_until,
 )
 
@@ -104,7 +106,9 @@ def calls_per_event() -> dict[str, int]:
         steps = [
             ("first comment, cold configuration", 1, "a" * 40, 7001),
             ("first comment, configuration cached", 2, "b" * 40, 7002),
-            ("steady-state update", 1, "a" * 40, 7003),
+            # perfbot's new comment changed the PR (its comment count): the PR is read anew.
+            ("first update after the first comment", 1, "a" * 40, 7003),
+            ("steady-state update", 1, "a" * 40, 7004),
         ]
         pulls: dict[int, Pull] = {}
         for label, number, sha, run_id in steps:
@@ -114,7 +118,7 @@ def calls_per_event() -> dict[str, int]:
             body, headers = world.delivery(world.measured_run(pull, run_id))
             client.post("/webhook", content=body, headers=headers)
             wait_until(partial(_shows_run, world, number, run_id), 30, f"the comment ({label})")
-            time.sleep(0.2)  # let the job record its state before the next event
+            wait_idle(client.get, 30)  # the job has ended (its check run written)
             calls = world.fake.rate_limited_calls()[before:]
             counts[label] = len(calls)
             print(

@@ -1070,8 +1070,9 @@ class FakeGitHub:
         ]
 
     def rate_limited_calls(self) -> list[RecordedRequest]:
-        """API requests that count against the installation's limit (not token creation)."""
-        return [r for r in self.requests if not _is_token_path(r.path)]
+        """API requests that count against the installation's limit (not token creation,
+        not a conditional request answered 304)."""
+        return [r for r in self.requests if not _is_token_path(r.path) and r.status != 304]
 
     # -- failure knobs -----------------------------------------------------------------------
 
@@ -1387,8 +1388,25 @@ class FakeGitHub:
             response = error.response()
         finally:
             _rendering.reset(rendering)
+        if request.method == "GET" and response.status_code == 200:
+            response = self._validated(request, route, response, credential)
         self._decorate(response, request, route, credential)
         return response
+
+    def _validated(
+        self, request: Request, route: _Route, response: Response, credential: _Credential
+    ) -> Response:
+        """The answer with its ``ETag``; a 304 instead where the operation documents one and
+        ``If-None-Match`` names the answer's current ETag (GitHub does not count a 304
+        against the rate limit, nor does the fake)."""
+        etag = f'W/"{hashlib.sha256(bytes(response.body)).hexdigest()[:40]}"'
+        response.headers["etag"] = etag
+        asked = request.headers.get("if-none-match", "")
+        if route.handler not in _CONDITIONAL or etag not in (t.strip() for t in asked.split(",")):
+            return response
+        if credential.token is not None:
+            self._calls_per_installation[credential.token.installation_id] -= 1
+        return Response(status_code=304, headers={"etag": etag})
 
     def _authorize(
         self,
@@ -3257,6 +3275,8 @@ _ROUTES: Final = (
            level="write"),
 )
 # fmt: on
+# The reads whose description documents a 304: answered so to a matching If-None-Match.
+_CONDITIONAL: Final = frozenset({_get_pull, _get_contents, _get_issue})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -58,7 +58,9 @@ async def post_report(
             updated_at=proved_at,
         )
         # With a check run to write, the state is stored once, after it (one write less).
-        state = await publish(ctx, run.owner, run.name, state, save=not config.check_run)
+        state = await publish(
+            ctx, run.owner, run.name, state, save=not config.check_run, pull=fresh
+        )
         done = f"comment {state.comment_id} on PR {pull.number} is up to date"
         if not config.check_run:
             return done

@@ -8,6 +8,7 @@ from functools import partial
 import httpx
 from githubkit import AppAuthStrategy
 
+from perfbot.github.conditional import Validators
 from perfbot.github.installation import Installation
 from perfbot.github.pacing import APP_KEY, Pacer, installation_key
 from perfbot.github.tokens import TokenGate
@@ -48,6 +49,8 @@ class GitHubApp:
         self._bot_login: str | None = None
         self._asking_bot_login: SharedCalls[None, str] = SharedCalls()
         self._token_gates: dict[int, TokenGate] = {}
+        # The last answers of conditional reads, every installation's (keyed by it).
+        self._validators = Validators()
 
     def installation(self, installation_id: int) -> Installation:
         auth = self._github.auth.as_installation(installation_id)
@@ -62,6 +65,7 @@ class GitHubApp:
             installation_id=installation_id,
             pacer=self.pacer,
             pace_key=installation_key(installation_id),
+            validators=self._validators,
         )
 
     async def bot_login(self) -> str:

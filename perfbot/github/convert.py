@@ -3,6 +3,10 @@ of ``installation`` return, converted in one place."""
 
 from __future__ import annotations
 
+import base64
+from typing import Any, Final
+
+from githubkit import Response
 from githubkit_schemas.latest import models
 from pydantic import BaseModel
 
@@ -35,6 +39,7 @@ def pull_info(pull: models.PullRequest | models.PullRequestSimple) -> PullInfo:
         base_sha=pull.base.sha,
         labels=tuple(label.name for label in pull.labels if label.name),
         title=pull.title,
+        comments=pull.comments if isinstance(pull, models.PullRequest) else None,
     )
 
 
@@ -73,3 +78,19 @@ def issue_info(
         is_pull_request=isinstance(issue.pull_request, BaseModel),
         html_url=issue.html_url,
     )
+
+
+# ``file_text`` of a path that is no file (a directory, a symlink, a submodule).
+NOT_A_FILE: Final = "\x00not a file"
+
+
+def file_text(response: Response[Any, Any]) -> str:
+    """A file's text from its contents answer (``"\\x00"``: not text, which the config
+    reader reports as invalid)."""
+    content = response.parsed_data
+    if not isinstance(content, models.ContentFile):
+        return NOT_A_FILE
+    try:
+        return base64.b64decode(content.content).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return "\x00"

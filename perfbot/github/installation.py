@@ -9,7 +9,6 @@ fetches the storage URL straight through the transport, with no credential and n
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
@@ -18,7 +17,15 @@ import httpx
 from githubkit import GitHub
 from githubkit_schemas.latest import models
 
-from perfbot.github.convert import artifact_info, comment_info, issue_info, pull_info
+from perfbot.github.conditional import Validators, conditional_read
+from perfbot.github.convert import (
+    NOT_A_FILE,
+    artifact_info,
+    comment_info,
+    file_text,
+    issue_info,
+    pull_info,
+)
 from perfbot.github.errors import ArtifactGone, GitHubError
 from perfbot.github.pacing import Pacer, installation_key
 from perfbot.github.storage import fetch_blob
@@ -62,8 +69,11 @@ class Installation:
         installation_id: int | None = None,
         pacer: Pacer | None = None,
         pace_key: str | None = None,
+        validators: Validators | None = None,
     ) -> None:
         self._gh = github
+        # The last answers of the reads asked again (None: every read unconditional).
+        self._validators = validators
         self._storage = storage
         self.app_id = app_id
         # None: a plain token (``perfbot comment``), which no installation record covers.
@@ -140,15 +150,17 @@ class Installation:
         )
 
     async def get_pull(self, owner: str, repo: str, number: int) -> PullInfo | None:
-        try:
-            response = await self._call(
-                "GET", lambda: self._gh.rest.pulls.async_get(owner, repo, number)
-            )
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        return pull_info(response.parsed_data)
+        """The PR, or None when it does not exist (asked again: a conditional read)."""
+        return await conditional_read(
+            self._validators,
+            (self._pace_key, "pull", owner.lower(), repo.lower(), number),
+            call=self._call,
+            send=lambda headers: self._gh.rest.pulls.async_get(
+                owner, repo, number, headers=headers
+            ),
+            convert=lambda response: pull_info(response.parsed_data),
+            gone=(404,),
+        )
 
     async def pulls_for_commit(self, owner: str, repo: str, sha: str) -> list[PullInfo]:
         response = await self._call(
@@ -328,22 +340,19 @@ class Installation:
         return int(created.parsed_data.id)
 
     async def get_file(self, owner: str, repo: str, path: str) -> str | None:
-        """A text file of the default branch, or None when it does not exist."""
-        try:
-            response = await self._call(
-                "GET", lambda: self._gh.rest.repos.async_get_content(owner, repo, path)
-            )
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        content = response.parsed_data
-        if not isinstance(content, models.ContentFile):
-            return None  # a directory, a symlink or a submodule is not a config file
-        try:
-            return base64.b64decode(content.content).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            return "\x00"  # not text: the config reader reports it as invalid
+        """A text file of the default branch, or None when it does not exist (asked again:
+        a conditional read)."""
+        text = await conditional_read(
+            self._validators,
+            (self._pace_key, "file", owner.lower(), repo.lower(), path),
+            call=self._call,
+            send=lambda headers: self._gh.rest.repos.async_get_content(
+                owner, repo, path, headers=headers
+            ),
+            convert=file_text,
+            gone=(404,),
+        )
+        return None if text is None or text is NOT_A_FILE else text
 
     # -- issues (one per performance change on the default branch) ------------------------
 
@@ -362,16 +371,18 @@ class Installation:
         return issue_info(response.parsed_data)
 
     async def get_issue(self, owner: str, repo: str, number: int) -> IssueInfo | None:
-        """Issue (or pull request) ``number``; None when it does not exist or was deleted."""
-        try:
-            response = await self._call(
-                "GET", lambda: self._gh.rest.issues.async_get(owner, repo, number)
-            )
-        except GitHubError as exc:
-            if exc.status in (404, 410):
-                return None
-            raise
-        return issue_info(response.parsed_data)
+        """Issue (or pull request) ``number``; None when it does not exist or was deleted
+        (asked again: a conditional read)."""
+        return await conditional_read(
+            self._validators,
+            (self._pace_key, "issue", owner.lower(), repo.lower(), number),
+            call=self._call,
+            send=lambda headers: self._gh.rest.issues.async_get(
+                owner, repo, number, headers=headers
+            ),
+            convert=lambda response: issue_info(response.parsed_data),
+            gone=(404, 410),
+        )
 
     async def update_issue(
         self,
