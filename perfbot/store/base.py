@@ -332,6 +332,14 @@ class Measurements(Protocol):
         the head side of PR ``pr_number`` of this repository, newest first: one entry per
         (run, attempt), with the head commit it measured (``run_measurements`` reads it)."""
 
+    async def pull_pushes(
+        self, repo_id: int, pr_number: int, *, sha: str, run_id: int, max_pushes: int
+    ) -> list[tuple[PullRun, list[RunSeries]]]:
+        """The PR's earlier pushes, in one query: of its ``pull_runs`` (``MAX_PULL_RUNS``),
+        each commit's newest attempt but commit ``sha``'s and run ``run_id``'s, the newest
+        ``max_pushes`` of them, newest first, each with every series it recorded
+        (``run_measurements``)."""
+
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         """Every series one attempt of a run recorded (a confirmation combines them with
         the next attempt's), in no particular order; empty when it recorded none."""
