@@ -31,14 +31,14 @@ class PacingSQL(SQLBackend):
     """``Store``'s ``Pacing`` role."""
 
     async def pace_record(self, key: str) -> PaceRecord | None:
-        rows = await self._fetch(SELECT_PACE, {"key": key})
+        rows = await self._peek(SELECT_PACE, {"key": key})
         return PaceRecord(int(rows[0][0]), str(rows[0][1])) if rows else None
 
     async def swap_pace(self, key: str, version: int | None, state: str, now: float) -> bool:
         if version is None:
-            return await self._write(CREATE_PACE, {"key": key, "state": state, "now": now}) > 0
+            return await self._poke(CREATE_PACE, {"key": key, "state": state, "now": now}) > 0
         params = {"key": key, "version": version, "state": state, "now": now}
-        return await self._write(SWAP_PACE, params) > 0
+        return await self._poke(SWAP_PACE, params) > 0
 
     async def purge_pace(self, before: float) -> int:
         return await self._write(PURGE_PACE, {"before": before})
