@@ -214,6 +214,8 @@ def _settings_difference(base: Settings, head: Settings) -> str:
     """``duration 2 vs 3, streams 1 vs 4``: the settings both sides state and disagree on
     ("" when none). A setting only one side states is unknown on the other, not a
     difference: iperf3's text output states fewer settings than its JSON."""
+    if base == head:
+        return ""  # the common case, and nothing to tell
     base_map, head_map = dict(base), dict(head)
     return ", ".join(
         f"{key} {base_map[key]} vs {head_map[key]}"
