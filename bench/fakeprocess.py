@@ -30,7 +30,9 @@ class Setup:
 
 
 @contextmanager
-def fake_github(events: int, latency: float, tmp: Path, warmup: int = 0) -> Iterator[Setup]:
+def fake_github(
+    events: int, latency: float, tmp: Path, warmup: int = 0, installations: int = 1
+) -> Iterator[Setup]:
     """bench/fakeserver.py as a process (stopped by its PID), and the setup it wrote."""
     setup_file = tmp / "setup.json"
     process = subprocess.Popen(
@@ -43,6 +45,8 @@ def fake_github(events: int, latency: float, tmp: Path, warmup: int = 0) -> Iter
             str(latency),
             "--warmup",
             str(warmup),
+            "--installations",
+            str(installations),
             "--out",
             str(setup_file),
         ]

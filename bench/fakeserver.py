@@ -31,20 +31,36 @@ from tests.harness import World
 FIRST_PULL = 100
 
 
-def build(world: World, events: int, first: int = FIRST_PULL) -> list[dict[str, Any]]:
-    """Signed deliveries of one finished run each for PRs ``first`` .. ``first + events - 1``."""
+def build(worlds: list[World], events: int, first: int = FIRST_PULL) -> list[dict[str, Any]]:
+    """Signed deliveries of one finished run each for PRs ``first`` .. ``first + events - 1``,
+    PR n in the repository (and installation) n mod len(worlds)."""
     deliveries: list[dict[str, Any]] = []
     for n in range(first - FIRST_PULL, first - FIRST_PULL + events):
+        world = worlds[n % len(worlds)]
         pull = world.pull(FIRST_PULL + n, f"{n:040x}")
         body, headers = world.delivery(world.measured_run(pull, 5000 + n))
         deliveries.append({"body": body.decode(), "headers": headers})
     return deliveries
 
 
-def control_app(world: World, events: int, warmup: int) -> Starlette:
+def worlds_of(world: World, installations: int) -> list[World]:
+    """The world's repository and installation, and ``installations - 1`` more, one
+    repository each (GitHub's pace is per installation: many keep it from being measured)."""
+    return [world] + [
+        world.another(1 + i, f"org{i}/widget", 10_000 + i) for i in range(1, installations)
+    ]
+
+
+def control_app(worlds: list[World], events: int, warmup: int) -> Starlette:
+    world = worlds[0]
+
     def count(first: int, number: int) -> int:
         pulls = range(first, first + number)
-        return sum(1 for n in pulls if world.fake.bot_comments(world.repo, n))
+        return sum(
+            1
+            for n in pulls
+            if world.fake.bot_comments(worlds[(n - FIRST_PULL) % len(worlds)].repo, n)
+        )
 
     async def commented(request: Request) -> JSONResponse:
         return JSONResponse({"commented": count(FIRST_PULL, events)})
@@ -82,6 +98,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, required=True)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--warmup", type=int, default=0, help="extra runs, for PRs of their own")
+    parser.add_argument(
+        "--installations", type=int, default=1, help="installations the PRs are spread over"
+    )
     parser.add_argument("--out", type=Path, required=True, help="where to write the setup")
     args = parser.parse_args()
 
@@ -98,18 +117,19 @@ def main() -> None:
     world = World.create()
     world.fake.api_url, world.fake.storage_url = api_url, storage_url
     world.fake.latency = args.latency
+    worlds = worlds_of(world, args.installations)
     setup = {
         "api_url": api_url,
         "private_key": rsa_keypair().private_pem,  # the key this fake trusts
-        "deliveries": build(world, args.events),
-        "warmup": build(world, args.warmup, first=FIRST_PULL + args.events),
+        "deliveries": build(worlds, args.events),
+        "warmup": build(worlds, args.warmup, first=FIRST_PULL + args.events),
     }
     # Written aside, then renamed: the reader never sees half a file.
     partial = args.out.with_name(args.out.name + ".partial")
     partial.write_text(json.dumps(setup))
     partial.rename(args.out)
     asyncio.run(
-        serve([control_app(world, args.events, args.warmup), world.fake.storage_app], sockets)
+        serve([control_app(worlds, args.events, args.warmup), world.fake.storage_app], sockets)
     )
 
 

@@ -475,6 +475,8 @@ class RecordedRequest:
     # The answer as sent: its media type and bytes (empty for a redirect or no content).
     response_type: str = ""
     response_body: bytes = b""
+    # When it arrived, on the fake's clock (``fake.now``: a test's own clock when it sets one).
+    at: float = 0.0
 
     @property
     def served_version(self) -> str:
@@ -626,6 +628,9 @@ class FakeGitHub:
         self.converted_apps: list[Json] = []
 
         self.latency = 0.0  # seconds slept before every API response
+        # An installation's requests an hour (x-ratelimit-limit); a test lowers it to see
+        # perfbot slow down as x-ratelimit-remaining runs low.
+        self.rate_limit = 5000
         self._calls_per_installation: Counter[int] = Counter()  # for x-ratelimit-used
         self._knobs: list[_Knob] = []
         self._holds: list[Hold] = []
@@ -1069,8 +1074,9 @@ class FakeGitHub:
         ]
 
     def rate_limited_calls(self) -> list[RecordedRequest]:
-        """API requests that count against the installation's limit (not token creation)."""
-        return [r for r in self.requests if not _is_token_path(r.path)]
+        """API requests that count against the installation's limit (not token creation,
+        not a conditional request answered 304)."""
+        return [r for r in self.requests if not _is_token_path(r.path) and r.status != 304]
 
     # -- failure knobs -----------------------------------------------------------------------
 
@@ -1350,6 +1356,7 @@ class FakeGitHub:
             body=_recorded_body(raw),
             api_version=request.headers.get("x-github-api-version"),
             user_agent=request.headers.get("user-agent", ""),
+            at=self.now().timestamp(),
         )
         self.requests.append(record)
         if record.installation_id is not None and not _is_token_path(record.path):
@@ -1385,8 +1392,25 @@ class FakeGitHub:
             response = error.response()
         finally:
             _rendering.reset(rendering)
+        if request.method == "GET" and response.status_code == 200:
+            response = self._validated(request, route, response, credential)
         self._decorate(response, request, route, credential)
         return response
+
+    def _validated(
+        self, request: Request, route: _Route, response: Response, credential: _Credential
+    ) -> Response:
+        """The answer with its ``ETag``; a 304 instead where the operation documents one and
+        ``If-None-Match`` names the answer's current ETag (GitHub does not count a 304
+        against the rate limit, nor does the fake)."""
+        etag = f'W/"{hashlib.sha256(bytes(response.body)).hexdigest()[:40]}"'
+        response.headers["etag"] = etag
+        asked = request.headers.get("if-none-match", "")
+        if route.handler not in _CONDITIONAL or etag not in (t.strip() for t in asked.split(",")):
+            return response
+        if credential.token is not None:
+            self._calls_per_installation[credential.token.installation_id] -= 1
+        return Response(status_code=304, headers={"etag": etag})
 
     def _authorize(
         self,
@@ -1442,9 +1466,9 @@ class FakeGitHub:
         if credential.token is not None:
             used = self._calls_per_installation[credential.token.installation_id]
             reset = int(self.now().timestamp()) + 3600
-            headers["x-ratelimit-limit"] = "5000"
+            headers["x-ratelimit-limit"] = str(self.rate_limit)
             headers["x-ratelimit-used"] = str(used)
-            headers["x-ratelimit-remaining"] = str(max(0, 5000 - used))
+            headers["x-ratelimit-remaining"] = str(max(0, self.rate_limit - used))
             headers["x-ratelimit-reset"] = str(reset)
             headers["x-ratelimit-resource"] = "core"
 
@@ -3272,6 +3296,8 @@ _ROUTES: Final = (
            level="write"),
 )
 # fmt: on
+# The reads whose description documents a 304: answered so to a matching If-None-Match.
+_CONDITIONAL: Final = frozenset({_get_pull, _get_contents, _get_issue})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ signed deliveries, and perfbot running against the fake (in-process or as a proc
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -15,7 +16,7 @@ import sys
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,20 @@ class World:
         repo = fake.add_repo("acme/widget", REPO_ID, INSTALLATION, files=dict(files or {}))
         return cls(fake, repo)
 
+    def another(
+        self,
+        installation_id: int,
+        full_name: str,
+        repo_id: int,
+        files: Mapping[str, str] | None = None,
+    ) -> World:
+        """A world of another installation (with one repository) on the same fake GitHub."""
+        owner = full_name.split("/", 1)[0]
+        if installation_id not in self.fake.installations:
+            self.fake.add_installation(installation_id, owner)
+        repo = self.fake.add_repo(full_name, repo_id, installation_id, files=dict(files or {}))
+        return World(self.fake, repo)
+
     def pull(
         self, number: int, head_sha: str, *, fork: bool = False, labels: tuple[str, ...] = ()
     ) -> Pull:
@@ -130,7 +145,7 @@ class World:
         ``hint=-1`` writes the PR's own number, an int another number, bytes a raw
         artifact, None no PR-number artifact at all.
         """
-        fork = pull.head_repo_id not in (None, REPO_ID)
+        fork = pull.head_repo_id not in (None, self.repo.id)
         head_repo = ("mallory/widget", FORK_REPO_ID) if fork else None
         run = self.fake.add_run(
             self.repo,
@@ -163,7 +178,7 @@ class World:
     ) -> tuple[bytes, dict[str, str]]:
         payload = self.fake.webhook_payload_workflow_run(run, action)
         payload["installation"] = {
-            "id": INSTALLATION,
+            "id": self.repo.installation_id,
             "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==",
         }
         body = json.dumps(payload).encode()
@@ -287,6 +302,9 @@ def settings_env(github_url: str, database: Path, **extra: str) -> dict[str, str
         "PERFBOT_GITHUB_URL": github_url,
         "PERFBOT_DATABASE_URL": str(database),
         "PERFBOT_WORKERS": "4",
+        # Writes unpaced (the fake has no secondary limits): a test's writes follow each
+        # other at once. tests/test_pacing.py runs GitHub's pace, on a clock of its own.
+        "PERFBOT_WRITE_PACE_SECONDS": "0",
         **extra,
     }
 
@@ -299,15 +317,31 @@ class ServiceClient(httpx.Client):
         self.database = database
 
 
-@contextmanager
-def in_process_service(world: World, database: Path, **extra: str) -> Iterator[ServiceClient]:
+def in_process_service(
+    world: World, database: Path, **extra: str
+) -> contextlib.AbstractContextManager[ServiceClient]:
     """perfbot's app and workers under uvicorn in a thread of this process, on 127.0.0.1.
 
     GitHub is the fake's in-process transport, so tests can read the fake's state
     directly while perfbot works.
     """
+    return in_process_service_on(world, database, time.time, asyncio.sleep, extra)
+
+
+@contextmanager
+def in_process_service_on(
+    world: World,
+    database: Path,
+    clock: Callable[[], float],
+    sleep: Callable[[float], Awaitable[None]],
+    extra: Mapping[str, str],
+) -> Iterator[ServiceClient]:
+    """``in_process_service`` on a clock of the test's: ``clock`` is the worker's, ``sleep``
+    how a write waits for its pace (``tests.virtualtime``)."""
     settings = Settings.from_env(settings_env(world.fake.api_url, database, **extra))
-    app = create_app(settings, github_transport=world.fake.transport())
+    app = create_app(
+        settings, github_transport=world.fake.transport(), clock=clock, pace_sleep=sleep
+    )
     sock = socket.socket()
     # Inherited by accepted connections (asyncio skips sockets made with proto 0): without
     # it every response of the service waits 40 ms for the client's delayed ACK.

@@ -14,7 +14,7 @@ from tests.harness import World, in_process_service, wait_idle, wait_until
 from tests.test_push_runs import MAIN_SHAS, post, push_run
 
 
-async def broken(*_args: object, **_kwargs: object) -> list[PullRun]:
+async def broken(*_args: object, **_kwargs: object) -> list[tuple[PullRun, list[object]]]:
     raise RuntimeError("the disk is on fire")
 
 
@@ -22,7 +22,7 @@ def test_a_history_that_cannot_be_read_costs_only_the_history(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     world = World.create()
-    monkeypatch.setattr(SQLiteStore, "pull_runs", broken)
+    monkeypatch.setattr(SQLiteStore, "pull_pushes", broken)
     with caplog.at_level(logging.WARNING), in_process_service(world, tmp_path / "db") as client:
         post(client, *world.delivery(push_run(world, 2000, MAIN_SHAS[0])))
         wait_idle(client.get)

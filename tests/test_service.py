@@ -486,15 +486,18 @@ def test_org_wide_disable_and_repository_override(tmp_path: Path, repo_says: str
 def test_rate_limit_delays_one_job_without_blocking_the_others(
     world: World, tmp_path: Path
 ) -> None:
-    slow, fast = world.pull(7, HEAD), world.pull(8, NEWER)
+    # A secondary limit holds its whole installation back (GitHub asks so): the other job
+    # is another installation's.
+    other = world.another(2, "globex/gadget", 600)
+    slow, fast = world.pull(7, HEAD), other.pull(8, NEWER)
     slow_run = world.measured_run(slow, 1001)
-    fast_run = world.measured_run(fast, 1002)
+    fast_run = other.measured_run(fast, 1002)
     world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="/runs/1001/")
     with in_process_service(world, tmp_path / "db") as client:
         slow_delivery = post_run(client, world, slow_run)
         wait_until(lambda: any(r.status == 403 for r in world.fake.requests), what="the rate limit")
-        post_run(client, world, fast_run)
-        wait_until(lambda: len(world.bot_comments(8)) == 1, what="the other PR's comment")
+        post_run(client, other, fast_run)
+        wait_until(lambda: len(other.bot_comments(8)) == 1, what="the other PR's comment")
         assert world.bot_comments(7) == []  # still waiting out its Retry-After
         wait_until(lambda: len(world.bot_comments(7)) == 1, 20, "the delayed comment")
         wait_idle(client.get)

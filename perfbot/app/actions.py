@@ -38,7 +38,7 @@ from perfbot.engine.judge.judgement import judge_report
 from perfbot.engine.show.render import Footer, compose
 from perfbot.github.calls import GitHubCalls
 from perfbot.github.errors import ArtifactGone
-from perfbot.github.installation import TokenSession
+from perfbot.github.token_session import TokenSession
 from perfbot.github.transport import Transport
 from perfbot.github.types import ArtifactInfo, PullInfo
 

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from perfbot.app.context import JobContext
 from perfbot.engine.show.render import MARKER, Live, Prepared, Stale, compose
-from perfbot.github.types import CommentInfo
+from perfbot.github.types import CommentInfo, PullInfo
 from perfbot.store.base import PullState
 
 
@@ -54,12 +54,19 @@ async def upsert_comment(
     known_id: int | None,
     app_id: int | None,
     bot_login: str,
+    comments: int | None = None,
 ) -> CommentInfo:
-    """Edit the stored comment, else perfbot's own comment on the PR, else create one."""
+    """Edit the stored comment, else perfbot's own comment on the PR, else create one.
+
+    ``comments``: how many comments the PR has, as GitHub said just now (None: unknown);
+    with none at all there is no comment of perfbot's to look for.
+    """
     if known_id is not None:
         edited = await api.update_comment(owner, repo, known_id, body)
         if edited is not None:
             return edited
+    if comments == 0:
+        return await api.create_comment(owner, repo, number, body)
     own = [c for c in await api.list_comments(owner, repo, number) if is_own(c, app_id, bot_login)]
     for comment in sorted(own, key=lambda c: c.id):
         edited = await api.update_comment(owner, repo, comment.id, body)
@@ -87,12 +94,19 @@ def body(state: PullState) -> str:
 
 
 async def publish(
-    ctx: JobContext, owner: str, name: str, state: PullState, *, save: bool = True
+    ctx: JobContext,
+    owner: str,
+    name: str,
+    state: PullState,
+    *,
+    save: bool = True,
+    pull: PullInfo | None = None,
 ) -> PullState:
     """Write the comment for ``state`` (report plus current notices) and store the state.
 
     ``save=False``: the caller stores the returned state itself. Should it fail before
-    that, the comment is found again on the PR by its author and marker.
+    that, the comment is found again on the PR by its author and marker. ``pull``: the PR
+    as GitHub showed it just before (a PR without comments is not searched for one).
     """
     comment = await upsert_comment(
         ctx.installation,
@@ -103,6 +117,7 @@ async def publish(
         known_id=state.comment_id,
         app_id=ctx.app_id,
         bot_login=await ctx.bot_login(),
+        comments=None if pull is None else pull.comments,
     )
     state = replace(state, comment_id=comment.id)
     if save:

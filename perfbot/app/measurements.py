@@ -245,8 +245,9 @@ def _series_of(report: SideReport) -> Iterator[tuple[str, str, Series]]:
 
 
 class MeasurementRetention:
-    """Deletes, in each process, the measurements older than the retention: at start-up,
-    then every ``interval`` seconds. A purge that fails is logged and tried at the next."""
+    """Deletes, in each process, the measurements older than the retention (and the write
+    pace of installations idle for a day): at start-up, then every ``interval`` seconds. A
+    purge that fails is logged and tried at the next."""
 
     def __init__(
         self,
@@ -279,6 +280,8 @@ class MeasurementRetention:
         deleted = await self._store.purge_measurements(self._clock() - self._retention)
         if deleted:
             log.info("purged %d measurements older than the retention", deleted)
+        # The pace of writes reaches an hour back at most: a day-old record says nothing.
+        await self._store.purge_pace(self._clock() - DAY_SECONDS)
         self.purges += 1
         return deleted
 

@@ -95,7 +95,9 @@ async def _written(
     number = pull.number
     if config.writes_comment(exists=state.comment_id is not None, worth=report.worth):
         # With a check run to write, the state is stored once, after it (one write less).
-        state = await publish(ctx, repo.owner, repo.name, state, save=not config.check_run)
+        state = await publish(
+            ctx, repo.owner, repo.name, state, save=not config.check_run, pull=pull
+        )
         done = f"comment {state.comment_id} on PR {number} is up to date"
     else:
         if not config.check_run:

@@ -42,7 +42,7 @@ from perfbot.engine.show.history import (
 )
 from perfbot.engine.show.sections import headline
 from perfbot.github.types import PullInfo
-from perfbot.store.measurements import MAX_PULL_RUNS, CommitSamples, PullRun, RunSeries, SeriesKey
+from perfbot.store.measurements import CommitSamples, PullRun, RunSeries, SeriesKey
 
 # Rows of the branch read per metric at most: enough for MAX_TREND commits measured a few
 # times each by pushes and by PRs' base sides.
@@ -124,16 +124,9 @@ async def _earlier_pushes(
 ) -> list[tuple[PullRun, list[RunSeries]]]:
     """The PR's earlier pushes, newest first, each as its newest attempt's rows: a re-run
     of a commit is an attempt of its push, and this report's commit is the current push."""
-    runs = await ctx.store.pull_runs(run.repo_id, pull.number, max_runs=MAX_PULL_RUNS)
-    newest: dict[str, PullRun] = {}
-    for attempt in runs:  # newest first: the first of each commit is its newest attempt
-        if attempt.sha != run.head_sha and attempt.run_id != run.id:
-            newest.setdefault(attempt.sha, attempt)
-    chosen = list(newest.values())[: MAX_PUSHES - 1]
-    return [
-        (push, await ctx.store.run_measurements(run.repo_id, push.run_id, push.run_attempt))
-        for push in chosen
-    ]
+    return await ctx.store.pull_pushes(
+        run.repo_id, pull.number, sha=run.head_sha, run_id=run.id, max_pushes=MAX_PUSHES - 1
+    )
 
 
 def _judge_pushes(

@@ -25,6 +25,7 @@ from perfbot.app.redeliver import Redeliverer, Sleep
 from perfbot.app.settings import Settings
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
+from perfbot.github.pacing import Pacer
 from perfbot.github.transport import Transport
 from perfbot.store import Store, open_store
 from perfbot.support import logs
@@ -54,10 +55,12 @@ def create_app(
     run_workers: bool = True,
     clock: Callable[[], float] = time.time,
     redelivery_sleep: Sleep = asyncio.sleep,
+    pace_sleep: Sleep = asyncio.sleep,
 ) -> PerfbotApp:
     """The ASGI app of ``perfbot serve``; the lifespan owns the store, GitHub and workers.
 
-    ``redelivery_sleep``: how the sweep for missed deliveries waits (tests pass their own).
+    ``redelivery_sleep``: how the sweep for missed deliveries waits, ``pace_sleep`` how a
+    write waits for its installation's pace (tests pass their own, with ``clock``).
     """
     metrics = Metrics()
     holder: dict[str, Services] = {}
@@ -67,12 +70,21 @@ def create_app(
         store = open_store(settings.database_url)
         await store.setup()
         services = Services(settings, store, metrics)
+        # Every write of every installation in one pace, shared through the store.
+        pacer = Pacer(
+            store,
+            interval=settings.write_pace_seconds,
+            clock=clock,
+            sleep=pace_sleep,
+            metrics=metrics,
+        )
         github = GitHubApp(
             settings.app_id,
             settings.private_key,
             settings.github_url,
             transport=github_transport,
             metrics=metrics,
+            pacer=pacer,
         )
         if run_workers:
             worker = Worker(

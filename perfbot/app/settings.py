@@ -47,6 +47,12 @@ MAX_REDELIVERY_MINUTES = 10.0
 DEFAULT_MEASUREMENT_RETENTION_DAYS = 180
 MIN_MEASUREMENT_RETENTION_DAYS = 1
 MAX_MEASUREMENT_RETENTION_DAYS = 3650
+# The seconds between two GitHub writes of one installation (GitHub's best practice: at
+# least one; octokit's throttling plugin: one, and three between writes that notify
+# people). 0 only for a server without secondary limits (GitHub Enterprise Server with
+# them switched off): then only GitHub's own Retry-After and the hourly caps pace writes.
+DEFAULT_WRITE_PACE_SECONDS = 1.0
+MAX_WRITE_PACE_SECONDS = 60.0
 # The period's former variable, in hours: only its 0 (off) is still honoured.
 DEPRECATED_REDELIVERY_HOURS = "PERFBOT_REDELIVERY_HOURS"
 
@@ -103,6 +109,7 @@ class Settings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     redelivery_minutes: float = DEFAULT_REDELIVERY_MINUTES
     measurement_retention_days: int = DEFAULT_MEASUREMENT_RETENTION_DAYS
+    write_pace_seconds: float = DEFAULT_WRITE_PACE_SECONDS
     # Whether the default branch's watch runs where a repository says nothing (`watch:`).
     watch: bool = True
     # One sentence per deprecated variable that was set, for the service to log.
@@ -125,6 +132,7 @@ class Settings:
             max_body_bytes=_max_body_bytes(env),
             redelivery_minutes=_redelivery_minutes(env),
             measurement_retention_days=_measurement_retention_days(env),
+            write_pace_seconds=_write_pace_seconds(env),
             watch=_switch(env, "PERFBOT_WATCH", default=True),
             deprecations=_deprecations(env),
         )
@@ -291,6 +299,22 @@ def _measurement_retention_days(env: Mapping[str, str]) -> int:
             f" got {raw[:20]!r}."
         )
     return int(raw)
+
+
+def _write_pace_seconds(env: Mapping[str, str]) -> float:
+    raw = env.get("PERFBOT_WRITE_PACE_SECONDS", "").strip()
+    if not raw:
+        return DEFAULT_WRITE_PACE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= MAX_WRITE_PACE_SECONDS:
+        raise SettingsError(
+            f"PERFBOT_WRITE_PACE_SECONDS must be seconds from 0 to {MAX_WRITE_PACE_SECONDS:g},"
+            f" got {raw[:20]!r}."
+        )
+    return value
 
 
 def _redelivery_hours_off(env: Mapping[str, str]) -> bool:

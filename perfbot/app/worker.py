@@ -19,7 +19,8 @@ from perfbot.app.settings import DEFAULT_LEASE_SECONDS
 from perfbot.app.watch_issues import Paced
 from perfbot.errors import PerfbotError
 from perfbot.github.app import GitHubApp
-from perfbot.github.errors import RateLimited
+from perfbot.github.errors import RateLimited, WaitForTurn
+from perfbot.github.pacing import installation_key
 from perfbot.store.base import Job, Store
 from perfbot.support.keepalive import Lost, kept
 from perfbot.support.metrics import Metrics
@@ -180,7 +181,7 @@ class Worker:
             job_log.warning("stopped: the job's lease was lost while it ran")
             outcome = "abandoned"
         self._metrics.jobs.labels(job.event, outcome).inc()
-        if outcome not in ("retried", "abandoned"):
+        if outcome not in ("retried", "abandoned", "deferred"):
             self._metrics.job_latency.labels(job.event).observe(self._clock() - job.created_at)
 
     async def _run(
@@ -218,6 +219,15 @@ class Worker:
                 job_log.info("%s", skipped)
                 await self._store.complete(job.id, owner, self._clock(), reason=skipped)
                 return "skipped"
+            pacer = self._github.pacer
+            key = installation_key(job.installation_id)
+            wait = None if pacer is None else await pacer.admission(key)
+            if wait is not None:
+                # Its installation's writes are booked far ahead, or enough of its jobs run
+                # here already: it waits in the queue, and another installation's job runs.
+                return await self._defer(
+                    job, owner, wait, f"waits for installation {job.installation_id}'s turn"
+                )
             installation = self._github.installation(job.installation_id)
             ctx = JobContext(
                 delivery_id=job.delivery_id,
@@ -232,17 +242,22 @@ class Worker:
                 log=job_log,
                 watch_by_default=self._watch_by_default,
             )
-            async with installation:
-                # The handler says how its job ended in one line ("ignored: ...",
-                # "comment 12 on PR 7 is up to date"), recorded with the job, so an
-                # absence can be told from a crash.
-                reason = await routes.handler_of(typed)(ctx, typed)
+            with pacer.running(key) if pacer is not None else contextlib.nullcontext():
+                async with installation:
+                    # The handler says how its job ended in one line ("ignored: ...",
+                    # "comment 12 on PR 7 is up to date"), recorded with the job, so an
+                    # absence can be told from a crash.
+                    reason = await routes.handler_of(typed)(ctx, typed)
+        except (Paced, WaitForTurn) as exc:
+            # The watch's issue waits for its repository's minute, or the installation's
+            # rate limit for its reset: a turn, not a failure.
+            return await self._defer(job, owner, exc.retry_after, str(exc))
         except PerfbotError as exc:
             # perfbot's own errors say whether running the job again may help.
             if not exc.retryable:
                 return await self._give_up(job, owner, str(exc), job_log)
-            # GitHub's limits and perfbot's own pacing say when to try again.
-            retry_after = exc.retry_after if isinstance(exc, RateLimited | Paced) else None
+            # GitHub's limits say when to try again.
+            retry_after = exc.retry_after if isinstance(exc, RateLimited) else None
             return await self._retry(job, owner, str(exc), job_log, retry_after)
         except Exception as exc:
             # A bug or an unforeseen failure: the trace goes to the operator's log only.
@@ -268,6 +283,14 @@ class Worker:
         now = self._clock()
         await self._store.retry_later(job.id, owner, now + delay, error, now)
         return "retried"
+
+    async def _defer(self, job: Job, owner: str, wait: float, reason: str) -> str:
+        """Back to the queue for ``wait`` seconds, the attempt not counted: a job waiting
+        for its turn is delayed, never dropped."""
+        log.debug("job %s deferred %.1f s: %s", job.id, wait, reason)
+        await self._store.defer(job.id, owner, self._clock() + wait, reason)
+        self._metrics.jobs_deferred.labels(job.event).inc()
+        return "deferred"
 
     async def _give_up(
         self, job: Job, owner: str, error: str, job_log: logging.LoggerAdapter[logging.Logger]

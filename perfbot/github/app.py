@@ -8,7 +8,9 @@ from functools import partial
 import httpx
 from githubkit import AppAuthStrategy
 
+from perfbot.github.conditional import Validators
 from perfbot.github.installation import Installation
+from perfbot.github.pacing import APP_KEY, Pacer, installation_key
 from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import PAGE_SIZE, _call, _client, _pools, _SharedTransport
 from perfbot.github.types import HookDelivery
@@ -31,8 +33,11 @@ class GitHubApp:
         transport: httpx.AsyncBaseTransport | None = None,
         metrics: Metrics | None = None,
         max_connections: int = 32,
+        pacer: Pacer | None = None,
     ) -> None:
         self.app_id = app_id
+        # Every installation's pace (and the App's own writes'); None: nothing paced.
+        self.pacer = pacer
         self._transport = _SharedTransport(transport or _pools(max_connections), metrics)
         # Storage gets pools of its own: in a pool shared by two hosts, a request waiting
         # for one host closes an idle connection to the other, and under load every
@@ -44,6 +49,8 @@ class GitHubApp:
         self._bot_login: str | None = None
         self._asking_bot_login: SharedCalls[None, str] = SharedCalls()
         self._token_gates: dict[int, TokenGate] = {}
+        # The last answers of conditional reads, every installation's (keyed by it).
+        self._validators = Validators()
 
     def installation(self, installation_id: int) -> Installation:
         auth = self._github.auth.as_installation(installation_id)
@@ -56,6 +63,9 @@ class GitHubApp:
             self.app_id,
             gate,
             installation_id=installation_id,
+            pacer=self.pacer,
+            pace_key=installation_key(installation_id),
+            validators=self._validators,
         )
 
     async def bot_login(self) -> str:
@@ -115,10 +125,13 @@ class GitHubApp:
         return attempts
 
     async def redeliver(self, delivery_id: int) -> None:
-        """Ask GitHub to send the delivery attempt ``delivery_id`` again (never retried here)."""
-        await _call(
-            "POST", partial(self._github.rest.apps.async_redeliver_webhook_delivery, delivery_id)
-        )
+        """Ask GitHub to send the delivery attempt ``delivery_id`` again (never retried here),
+        in the App's own pace."""
+        send = partial(self._github.rest.apps.async_redeliver_webhook_delivery, delivery_id)
+        if self.pacer is None:
+            await _call("POST", send)
+            return
+        await self.pacer.write(APP_KEY, False, lambda: _call("POST", send))
 
     async def close(self) -> None:
         await self._transport.close()

@@ -3,8 +3,11 @@ of ``installation`` return, converted in one place."""
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
+from typing import Any, Final
 
+from githubkit import Response
 from githubkit_schemas.latest import models
 from pydantic import BaseModel
 
@@ -37,6 +40,7 @@ def pull_info(pull: models.PullRequest | models.PullRequestSimple) -> PullInfo:
         base_sha=pull.base.sha,
         labels=tuple(label.name for label in pull.labels if label.name),
         title=pull.title,
+        comments=pull.comments if isinstance(pull, models.PullRequest) else None,
     )
 
 
@@ -87,3 +91,19 @@ def commit_info(commit: models.Commit) -> CommitInfo:
         parents=tuple(parent.sha for parent in commit.parents),
         committed_at=date.timestamp() if isinstance(date, datetime) else None,
     )
+
+
+# ``file_text`` of a path that is no file (a directory, a symlink, a submodule).
+NOT_A_FILE: Final = "\x00not a file"
+
+
+def file_text(response: Response[Any, Any]) -> str:
+    """A file's text from its contents answer (``"\\x00"``: not text, which the config
+    reader reports as invalid)."""
+    content = response.parsed_data
+    if not isinstance(content, models.ContentFile):
+        return NOT_A_FILE
+    try:
+        return base64.b64decode(content.content).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return "\x00"

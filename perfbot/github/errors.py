@@ -30,6 +30,18 @@ class RateLimited(GitHubError):
         self.retry_after = retry_after
 
 
+class WaitForTurn(GitHubError):
+    """perfbot's own pace holds the job back (the installation's rate limit is spent until
+    its reset): it waits in the queue for ``retry_after`` seconds, and that wait is not a
+    failed attempt."""
+
+    retryable = True
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message, None)
+        self.retry_after = retry_after
+
+
 class AuthFailed(GitHubError):
     """401: a wrong key, a revoked installation or a skewed clock. Retried (with backoff)
     so that deliveries survive until the operator fixes the credentials."""

@@ -1,38 +1,40 @@
 """The calls perfbot makes on behalf of one installation (or with a workflow's token).
 
-The calls wait for an installation token through ``tokens.TokenGate``; GitHub's models
-become perfbot's types in ``convert``. The artifact download does not follow GitHub's 302
-with the client that holds the token: ``storage`` fetches the storage URL straight through
-the transport, with no credential and no cookie.
+The calls wait for an installation token through ``tokens.TokenGate``, and for the
+installation's pace through ``pacing.Pacer`` (every write, and the reads when the rate
+limit runs low); GitHub's models become perfbot's types in ``convert``. The artifact
+download does not follow GitHub's 302 with the client that holds the token: ``storage``
+fetches the storage URL straight through the transport, with no credential and no cookie.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
 import httpx
-from githubkit import GitHub, TokenAuthStrategy
+from githubkit import GitHub
 from githubkit_schemas.latest import models
 
+from perfbot.github.conditional import Validators, conditional_read
 from perfbot.github.convert import (
+    NOT_A_FILE,
     artifact_info,
     comment_info,
     commit_info,
+    file_text,
     issue_info,
     pull_info,
 )
 from perfbot.github.errors import ArtifactGone, GitHubError
+from perfbot.github.pacing import Pacer, installation_key
 from perfbot.github.storage import fetch_blob
 from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import (
     PAGE_SIZE,
     _all_pages,
     _call,
-    _client,
-    _SharedTransport,
     _with_get_retries,
 )
 from perfbot.github.types import (
@@ -54,26 +56,6 @@ from perfbot.github.types import (
 T = TypeVar("T")
 
 
-class TokenSession:
-    """Calls made with a plain token (a workflow's ``GITHUB_TOKEN``) instead of as the App.
-
-    ``perfbot comment`` uses it so that the Actions-only path runs the App's own handler;
-    artifact downloads still reach the storage host without any credential.
-    """
-
-    def __init__(
-        self, token: str, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
-        self._transport = _SharedTransport(
-            transport or httpx.AsyncHTTPTransport(retries=0), metrics=None
-        )
-        github = _client(TokenAuthStrategy(token), base_url, self._transport)
-        self.installation = Installation(github, self._transport, app_id=None)
-
-    async def close(self) -> None:
-        await self._transport.close()
-
-
 class Installation:
     """The calls perfbot makes on behalf of one installation."""
 
@@ -85,18 +67,40 @@ class Installation:
         token_gate: TokenGate | None = None,
         *,
         installation_id: int | None = None,
+        pacer: Pacer | None = None,
+        pace_key: str | None = None,
+        validators: Validators | None = None,
     ) -> None:
         self._gh = github
+        # The last answers of the reads asked again (None: every read unconditional).
+        self._validators = validators
         self._storage = storage
         self.app_id = app_id
         # None: a plain token (``perfbot comment``), which no installation record covers.
         self.id = installation_id
         self._token_gate = token_gate
+        # None: not paced (a test's direct client); else every call goes through it.
+        self._pacer = pacer
+        self._pace_key = pace_key or (
+            installation_key(installation_id) if installation_id is not None else "token"
+        )
 
-    async def _call(self, method: str, send: Callable[[], Awaitable[T]]) -> T:
-        if self._token_gate is None:
-            return await _call(method, send)
-        return await self._token_gate.call(lambda: _call(method, send))
+    async def _call(
+        self, method: str, send: Callable[[], Awaitable[T]], *, notifies: bool = False
+    ) -> T:
+        """One call: its token, its pace (``notifies``: a write that notifies people, as a
+        new comment or issue does), its errors mapped."""
+
+        async def gated() -> T:
+            if self._token_gate is None:
+                return await _call(method, send)
+            return await self._token_gate.call(lambda: _call(method, send))
+
+        if self._pacer is None:
+            return await gated()
+        if method == "GET":
+            return await self._pacer.read(self._pace_key, gated)
+        return await self._pacer.write(self._pace_key, notifies, gated)
 
     async def __aenter__(self) -> Installation:
         """One HTTP client for all the calls of a job, instead of one per call."""
@@ -146,15 +150,17 @@ class Installation:
         )
 
     async def get_pull(self, owner: str, repo: str, number: int) -> PullInfo | None:
-        try:
-            response = await self._call(
-                "GET", lambda: self._gh.rest.pulls.async_get(owner, repo, number)
-            )
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        return pull_info(response.parsed_data)
+        """The PR, or None when it does not exist (asked again: a conditional read)."""
+        return await conditional_read(
+            self._validators,
+            (self._pace_key, "pull", owner.lower(), repo.lower(), number),
+            call=self._call,
+            send=lambda headers: self._gh.rest.pulls.async_get(
+                owner, repo, number, headers=headers
+            ),
+            convert=lambda response: pull_info(response.parsed_data),
+            gone=(404,),
+        )
 
     async def pulls_for_commit(self, owner: str, repo: str, sha: str) -> list[PullInfo]:
         response = await self._call(
@@ -187,6 +193,7 @@ class Installation:
         response = await self._call(
             "POST",
             lambda: self._gh.rest.issues.async_create_comment(owner, repo, number, body=body),
+            notifies=True,
         )
         return comment_info(response.parsed_data)
 
@@ -333,22 +340,19 @@ class Installation:
         return int(created.parsed_data.id)
 
     async def get_file(self, owner: str, repo: str, path: str) -> str | None:
-        """A text file of the default branch, or None when it does not exist."""
-        try:
-            response = await self._call(
-                "GET", lambda: self._gh.rest.repos.async_get_content(owner, repo, path)
-            )
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        content = response.parsed_data
-        if not isinstance(content, models.ContentFile):
-            return None  # a directory, a symlink or a submodule is not a config file
-        try:
-            return base64.b64decode(content.content).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            return "\x00"  # not text: the config reader reports it as invalid
+        """A text file of the default branch, or None when it does not exist (asked again:
+        a conditional read)."""
+        text = await conditional_read(
+            self._validators,
+            (self._pace_key, "file", owner.lower(), repo.lower(), path),
+            call=self._call,
+            send=lambda headers: self._gh.rest.repos.async_get_content(
+                owner, repo, path, headers=headers
+            ),
+            convert=file_text,
+            gone=(404,),
+        )
+        return None if text is None or text is NOT_A_FILE else text
 
     # -- issues (one per performance change on the default branch) ------------------------
 
@@ -362,20 +366,23 @@ class Installation:
             lambda: self._gh.rest.issues.async_create(
                 owner, repo, title=title, body=body, labels=list(labels)
             ),
+            notifies=True,
         )
         return issue_info(response.parsed_data)
 
     async def get_issue(self, owner: str, repo: str, number: int) -> IssueInfo | None:
-        """Issue (or pull request) ``number``; None when it does not exist or was deleted."""
-        try:
-            response = await self._call(
-                "GET", lambda: self._gh.rest.issues.async_get(owner, repo, number)
-            )
-        except GitHubError as exc:
-            if exc.status in (404, 410):
-                return None
-            raise
-        return issue_info(response.parsed_data)
+        """Issue (or pull request) ``number``; None when it does not exist or was deleted
+        (asked again: a conditional read)."""
+        return await conditional_read(
+            self._validators,
+            (self._pace_key, "issue", owner.lower(), repo.lower(), number),
+            call=self._call,
+            send=lambda headers: self._gh.rest.issues.async_get(
+                owner, repo, number, headers=headers
+            ),
+            convert=lambda response: issue_info(response.parsed_data),
+            gone=(404, 410),
+        )
 
     async def update_issue(
         self,

@@ -33,6 +33,8 @@ class PullInfo:
     base_sha: str
     labels: tuple[str, ...]
     title: str = ""  # written by the PR's author: untrusted
+    # How many comments the PR's conversation has (None: the list form, which says not).
+    comments: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,8 @@ atomically). Each role's statements and logic sit together in one module:
 * ``_queue``: deliveries, the sweeps for missed ones, the job queue;
 * ``_state``: pull-request state, suspended installations, locks and marks;
 * ``_series``: the measurements;
-* ``_watch``: the default branch's watch (its changes, and the acknowledgements).
+* ``_watch``: the default branch's watch (its changes, and the acknowledgements);
+* ``_pace``: the pace of GitHub writes, shared by replicas.
 
 A backend (``sqlite.SQLiteStore``, ``postgres.PostgresStore``) adds only what really
 differs: its connections and how the primitives run on them, ``setup``/``close``, the
@@ -18,7 +19,7 @@ parameters, compiled per dialect (``_sql.SQL``); the few that differ are written
 dialect beside each other (``SQL.each``), and the rows come back through shared readers
 (``_rows``).
 
-Adding a table (as the watch's were; a write pacer shared by replicas next):
+Adding a table (as the watch's and the write pacer's were):
 
 1. a migration at the end of ``_migrations.STEPS``, its DDL written once with the
    dialect's words (``{real}``, ``{bigint}``, ``{identity}``, ``{flag[name]}``), an
@@ -31,6 +32,7 @@ Adding a table (as the watch's were; a write pacer shared by replicas next):
 
 from __future__ import annotations
 
+from perfbot.store._pace import PacingSQL
 from perfbot.store._queue import DeliveriesSQL, QueueSQL
 from perfbot.store._series import MeasurementsSQL
 from perfbot.store._state import InstallationsSQL, LocksSQL, MarksSQL, PullsSQL
@@ -46,5 +48,6 @@ class SQLStore(
     InstallationsSQL,
     MeasurementsSQL,
     WatchSQL,
+    PacingSQL,
 ):
     """Every role but what each backend adds (see the module's docstring)."""

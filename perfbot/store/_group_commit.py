@@ -121,6 +121,40 @@ class GroupCommit:
             return None  # a store used from a second loop's thread: sqlite3 forbids it
         return self._conn
 
+    def peek(self, sql: str, args: tuple[Any, ...]) -> list[Any] | None:
+        """The rows of a point read on the loop's connection, or None when it cannot run
+        there at once (no such connection, or a lock in the way): the caller goes to the
+        thread. A read in WAL mode waits for no writer, and a key's row or two costs less
+        than the hop to the thread."""
+        conn = self._connection()
+        if conn is None:
+            return None
+        try:
+            return conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                return None
+            raise
+
+    def poke(self, sql: str, args: tuple[Any, ...]) -> int | None:
+        """One small write (a row by its key) in a transaction of its own on the loop's
+        connection; the rows it changed, or None when it cannot run there at once (another
+        writer holds the lock): the caller goes to the thread, which waits its turn."""
+        conn = self._connection()
+        if conn is None:
+            return None
+        try:
+            with immediate(conn):
+                changed = conn.execute(sql, args).rowcount
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                return None
+            raise
+        self._commits += 1
+        if self._commits % CHECKPOINT_EVERY_COMMITS == 0:
+            self._checkpoint_soon()
+        return changed
+
     def _checkpoint_soon(self) -> None:
         # The loop's connection leaves the WAL to grow (a checkpoint syncs the file); the
         # thread copies it back into the database without blocking writers.

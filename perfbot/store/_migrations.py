@@ -294,6 +294,20 @@ STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
         "CREATE INDEX acknowledgements_series"
         " ON acknowledgements (repo_id, subject, branch, platform, metric, settings)",
     ),
+    # 11: the pace of GitHub writes per installation, shared by every process and replica
+    # (perfbot.github.pacing): a versioned record per key, replaced only by a writer that
+    # read its version (compare and swap), so two replicas never book one slot.
+    (
+        """
+        CREATE TABLE write_pace (
+            key TEXT PRIMARY KEY,
+            version {bigint} NOT NULL,
+            state TEXT NOT NULL,
+            updated_at {real} NOT NULL
+        )
+        """,
+        "CREATE INDEX write_pace_updated ON write_pace (updated_at)",
+    ),
 )
 
 

@@ -71,6 +71,13 @@ RETRY_LATER: Final = SQL(
     " lease_owner = NULL, lease_until = NULL"
     " WHERE id = :id AND status = 'running' AND lease_owner = :owner"
 )
+# A job that waits for its installation's turn (GitHub's pace), not for a failure: back to
+# the queue with its attempt handed back, so that waiting never uses up its attempts.
+DEFER: Final = SQL(
+    "UPDATE jobs SET status = 'queued', due_at = :due_at, last_error = :reason,"
+    " lease_owner = NULL, lease_until = NULL, attempts = attempts - 1"
+    " WHERE id = :id AND status = 'running' AND lease_owner = :owner"
+)
 GIVE_UP: Final = SQL(
     "UPDATE jobs SET status = 'failed', last_error = :error, finished_at = :now"
     " WHERE id = :id AND status = 'running' AND lease_owner = :owner"
@@ -94,7 +101,7 @@ class DeliveriesSQL(SQLBackend):
     """``Store``'s ``Deliveries`` role, but for ``record_delivery`` (the backend's)."""
 
     async def delivery_seen(self, delivery_id: str) -> bool:
-        return bool(await self._fetch(DELIVERY_SEEN, {"id": delivery_id}))
+        return bool(await self._peek(DELIVERY_SEEN, {"id": delivery_id}))
 
     async def claim_redelivery(self, guid: str, now: float) -> bool:
         return await self._write(CLAIM_REDELIVERY, {"guid": guid, "now": now}) > 0
@@ -118,20 +125,24 @@ class QueueSQL(SQLBackend):
 
     async def extend_lease(self, job_id: int, owner: str, lease_seconds: float, now: float) -> bool:
         params = {"id": job_id, "owner": owner, "until": now + lease_seconds, "now": now}
-        return await self._write(EXTEND_LEASE, params) > 0
+        return await self._poke(EXTEND_LEASE, params) > 0
 
     async def complete(
         self, job_id: int, owner: str, now: float, reason: str | None = None
     ) -> None:
         reason = None if reason is None else self._text(reason)
         params = {"id": job_id, "owner": owner, "now": now, "reason": reason}
-        await self._write(COMPLETE, params)
+        await self._poke(COMPLETE, params)
 
     async def retry_later(
         self, job_id: int, owner: str, due_at: float, error: str, now: float
     ) -> None:
         params = {"id": job_id, "owner": owner, "due_at": due_at, "error": self._text(error)}
-        await self._write(RETRY_LATER, params)
+        await self._poke(RETRY_LATER, params)
+
+    async def defer(self, job_id: int, owner: str, due_at: float, reason: str) -> None:
+        params = {"id": job_id, "owner": owner, "due_at": due_at, "reason": self._text(reason)}
+        await self._poke(DEFER, params)
 
     async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None:
         params = {"id": job_id, "owner": owner, "now": now, "error": self._text(error)}

@@ -99,6 +99,35 @@ PULL_RUNS: Final = SQL(
     LIMIT :runs
     """
 )
+# A PR's earlier pushes and their rows, in one query (``Store.pull_pushes``): of the PR's
+# newest :runs head runs, each commit's newest attempt (not :sha's, not run :run's), the
+# newest :pushes of them, with every row each recorded.
+PULL_PUSHES: Final = SQL(
+    f"""
+    WITH attempts AS (
+        SELECT sha, run_id, run_attempt, MAX(recorded_at) AS at FROM measurements
+        WHERE repo_id = :repo AND pr_number = :pr AND side = 'head'
+        GROUP BY sha, run_id, run_attempt
+        ORDER BY at DESC, run_id DESC, run_attempt DESC
+        LIMIT :runs
+    ), newest AS (
+        SELECT sha, run_id, run_attempt, at, ROW_NUMBER() OVER (
+            PARTITION BY sha ORDER BY at DESC, run_id DESC, run_attempt DESC
+        ) AS place
+        FROM attempts WHERE sha <> :sha AND run_id <> :run
+    ), chosen AS (
+        SELECT sha, run_id, run_attempt, at FROM newest WHERE place = 1
+        ORDER BY at DESC, run_id DESC, run_attempt DESC
+        LIMIT :pushes
+    )
+    SELECT c.sha, c.run_id, c.run_attempt, c.at,
+        {", ".join(f"m.{column.strip()}" for column in RUN_SERIES_COLUMNS.split(","))}
+    FROM chosen AS c
+    JOIN measurements AS m
+        ON m.repo_id = :repo AND m.run_id = c.run_id AND m.run_attempt = c.run_attempt
+    ORDER BY c.at DESC, c.run_id DESC, c.run_attempt DESC
+    """
+)
 RUN_MEASUREMENTS: Final = SQL(
     f"SELECT {RUN_SERIES_COLUMNS} FROM measurements"
     " WHERE repo_id = :repo AND run_id = :run AND run_attempt = :attempt"
@@ -204,6 +233,26 @@ class MeasurementsSQL(SQLBackend):
             raise ValueError(f"max_runs must be from 1 to {MAX_PULL_RUNS}, not {max_runs}")
         rows = await self._fetch(PULL_RUNS, {"repo": repo_id, "pr": pr_number, "runs": max_runs})
         return [PullRun(str(sha), int(run), int(att), float(at)) for sha, run, att, at in rows]
+
+    async def pull_pushes(
+        self, repo_id: int, pr_number: int, *, sha: str, run_id: int, max_pushes: int
+    ) -> list[tuple[PullRun, list[RunSeries]]]:
+        params = {
+            "repo": repo_id,
+            "pr": pr_number,
+            "runs": MAX_PULL_RUNS,
+            "sha": sha,
+            "run": run_id,
+            "pushes": max_pushes,
+        }
+        pushes: dict[tuple[int, int], tuple[PullRun, list[RunSeries]]] = {}
+        for row in await self._fetch(PULL_PUSHES, params):
+            key = (int(row[1]), int(row[2]))
+            if key not in pushes:
+                push = PullRun(str(row[0]), int(row[1]), int(row[2]), float(row[3]))
+                pushes[key] = (push, [])
+            pushes[key][1].append(run_series(row[4:]))
+        return list(pushes.values())
 
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         params = {"repo": repo_id, "run": run_id, "attempt": attempt}

@@ -135,6 +135,16 @@ class SQLBackend(abc.ABC):
     async def _fetch(self, sql: SQL, params: Params) -> list[Row]:
         """The rows of one query."""
 
+    async def _peek(self, sql: SQL, params: Params) -> list[Row]:
+        """The rows of a point read (a key's row or two, by index): ``_fetch``, unless the
+        backend has a cheaper way for so small a read."""
+        return await self._fetch(sql, params)
+
+    async def _poke(self, sql: SQL, params: Params) -> int:
+        """One small write (a row by its key: a lease, a lock, a pace record): ``_write``,
+        unless the backend has a cheaper way for so small a write."""
+        return await self._write(sql, params)
+
     @abc.abstractmethod
     async def _write(self, sql: SQL, params: Params) -> int:
         """Run one statement in a write transaction of its own; the rows it changed."""

@@ -62,11 +62,11 @@ class PullsSQL(SQLBackend):
     """``Store``'s ``Pulls`` role."""
 
     async def get_pull(self, repo_id: int, number: int) -> PullState | None:
-        rows = await self._fetch(SELECT_PULL, {"repo_id": repo_id, "number": number})
+        rows = await self._peek(SELECT_PULL, {"repo_id": repo_id, "number": number})
         return pull_from_row(rows[0]) if rows else None
 
     async def save_pull(self, state: PullState) -> None:
-        await self._write(UPSERT_PULL, pull_params(state))
+        await self._poke(UPSERT_PULL, pull_params(state))
 
     async def forget_repositories(self, repo_ids: list[int]) -> None:
         if not repo_ids:
@@ -110,20 +110,20 @@ class InstallationsSQL(SQLBackend):
         return bool(rows) and bool(rows[0][0])
 
     async def is_suspended(self, installation_id: int) -> bool:
-        return bool(await self._fetch(IS_SUSPENDED, {"id": installation_id}))
+        return bool(await self._peek(IS_SUSPENDED, {"id": installation_id}))
 
 
 class LocksSQL(SQLBackend):
     """``Store``'s ``Locks`` role."""
 
     async def try_lock(self, key: str, owner: str, ttl_seconds: float, now: float) -> bool:
-        return await self._write(TAKE_KEY, _taking(key, owner, ttl_seconds, now)) > 0
+        return await self._poke(TAKE_KEY, _taking(key, owner, ttl_seconds, now)) > 0
 
     async def unlock(self, key: str, owner: str) -> None:
-        await self._write(DROP_KEY, {"key": key, "owner": owner})
+        await self._poke(DROP_KEY, {"key": key, "owner": owner})
 
     async def lock_holder(self, key: str, now: float) -> str | None:
-        rows = await self._fetch(KEY_HOLDER, {"key": key, "now": now})
+        rows = await self._peek(KEY_HOLDER, {"key": key, "now": now})
         return str(rows[0][0]) if rows else None
 
 
@@ -131,14 +131,14 @@ class MarksSQL(SQLBackend):
     """``Store``'s ``Marks`` role: keys of the locks table held for long (see ``TAKE_KEY``)."""
 
     async def take_mark(self, key: str, holder: str, keep_seconds: float, now: float) -> bool:
-        return await self._write(TAKE_KEY, _taking(key, holder, keep_seconds, now)) > 0
+        return await self._poke(TAKE_KEY, _taking(key, holder, keep_seconds, now)) > 0
 
     async def mark_holder(self, key: str, now: float) -> str | None:
-        rows = await self._fetch(KEY_HOLDER, {"key": key, "now": now})
+        rows = await self._peek(KEY_HOLDER, {"key": key, "now": now})
         return str(rows[0][0]) if rows else None
 
     async def drop_mark(self, key: str, holder: str) -> None:
-        await self._write(DROP_KEY, {"key": key, "owner": holder})
+        await self._poke(DROP_KEY, {"key": key, "owner": holder})
 
 
 def _taking(key: str, owner: str, seconds: float, now: float) -> dict[str, object]:

@@ -1,7 +1,8 @@
 """The store's interface, by role: deliveries (``Deliveries``), the durable job queue
 (``Queue``), locks (``Locks``), memories of what happened once (``Marks``), per-PR state
-(``Pulls``), suspended installations (``Installations``) and the measurements of every
-report (``Measurements``, with ``perfbot.store.measurements``). ``Store`` is all of them.
+(``Pulls``), suspended installations (``Installations``), the measurements of every
+report (``Measurements``, with ``perfbot.store.measurements``), the default branch's watch
+(``Watch``) and the pace of GitHub writes (``Pacing``). ``Store`` is all of them.
 
 One interface, several backends (SQLite embedded by default, PostgreSQL for several
 replicas). Handlers and the worker only ever see ``Store``.
@@ -109,6 +110,15 @@ class PullState:
     check_run_head_sha: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PaceRecord:
+    """The pace of one key's GitHub writes as stored: its version, and its state (text the
+    GitHub adapter writes and reads: ``perfbot.github.pacing``)."""
+
+    version: int
+    state: str
+
+
 # The roles ---------------------------------------------------------------------------------
 # ``Store`` is every role together; each role is a protocol of its own so that a part of the
 # App (or a test's fake) can say which part of the store it uses.
@@ -180,6 +190,11 @@ class Queue(Protocol):
         self, job_id: int, owner: str, due_at: float, error: str, now: float
     ) -> None:
         """Back to QUEUED, due at ``due_at``, with the error kept for the operator."""
+
+    async def defer(self, job_id: int, owner: str, due_at: float, reason: str) -> None:
+        """Back to QUEUED, due at ``due_at``, and the attempt it was claimed for not counted:
+        the job waited for its turn (GitHub's pace), it did not fail. ``reason`` is kept
+        as its latest error for the operator."""
 
     async def give_up(self, job_id: int, owner: str, error: str, now: float) -> None: ...
 
@@ -320,6 +335,14 @@ class Measurements(Protocol):
         the head side of PR ``pr_number`` of this repository, newest first: one entry per
         (run, attempt), with the head commit it measured (``run_measurements`` reads it)."""
 
+    async def pull_pushes(
+        self, repo_id: int, pr_number: int, *, sha: str, run_id: int, max_pushes: int
+    ) -> list[tuple[PullRun, list[RunSeries]]]:
+        """The PR's earlier pushes, in one query: of its ``pull_runs`` (``MAX_PULL_RUNS``),
+        each commit's newest attempt but commit ``sha``'s and run ``run_id``'s, the newest
+        ``max_pushes`` of them, newest first, each with every series it recorded
+        (``run_measurements``)."""
+
     async def run_measurements(self, repo_id: int, run_id: int, attempt: int) -> list[RunSeries]:
         """Every series one attempt of a run recorded (a confirmation combines them with
         the next attempt's), in no particular order; empty when it recorded none."""
@@ -377,7 +400,34 @@ class Watch(Protocol):
         metric) of ``keys``: ``login`` at ``now``. They are kept, for audit."""
 
 
-class Store(Deliveries, Queue, Locks, Marks, Pulls, Installations, Measurements, Watch, Protocol):
+class Pacing(Protocol):
+    """The pace of GitHub writes per key (an installation, the App), shared by every process
+    and replica: a versioned record, replaced by compare and swap."""
+
+    async def pace_record(self, key: str) -> PaceRecord | None:
+        """The record of ``key``, or None before its first write."""
+
+    async def swap_pace(self, key: str, version: int | None, state: str, now: float) -> bool:
+        """Replace ``key``'s record with ``state`` if it is still at ``version`` (None: create
+        it if there is none); whether this call did. Of racing callers with one version,
+        exactly one gets True."""
+
+    async def purge_pace(self, before: float) -> int:
+        """Delete the records not written since ``before``; how many."""
+
+
+class Store(
+    Deliveries,
+    Queue,
+    Locks,
+    Marks,
+    Pulls,
+    Installations,
+    Measurements,
+    Watch,
+    Pacing,
+    Protocol,
+):
     """Durable state: every role. Every method is atomic on its own."""
 
     async def setup(self) -> None:

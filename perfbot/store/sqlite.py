@@ -120,6 +120,25 @@ class SQLiteStore(SQLStore):
         statement = sql.compiled("sqlite")
         return await self._run(_rows_of, statement.text, statement.bind(params))
 
+    async def _peek(self, sql: SQL, params: Params) -> list[Row]:
+        # On the loop's own connection where it can: no hop to the thread and back.
+        statement = sql.compiled("sqlite")
+        args = statement.bind(params)
+        rows = None if self._closed else self._deliveries.peek(statement.text, args)
+        if rows is not None:
+            return rows
+        return await self._run(_rows_of, statement.text, args)
+
+    async def _poke(self, sql: SQL, params: Params) -> int:
+        statement = sql.compiled("sqlite")
+        args = statement.bind(params)
+        if (
+            not self._closed
+            and (changed := self._deliveries.poke(statement.text, args)) is not None
+        ):
+            return changed
+        return await self._run(_write_one, statement.text, args)
+
     async def _write(self, sql: SQL, params: Params) -> int:
         statement = sql.compiled("sqlite")
         return await self._run(_write_one, statement.text, statement.bind(params))

@@ -38,6 +38,34 @@ class Metrics:
             ["method", "status"],
             registry=self.registry,
         )
+        self.github_waiting = Gauge(
+            "perfbot_github_requests_waiting",
+            "GitHub requests waiting for their installation's pace, by kind (write, notify:"
+            " a write that notifies people, read: slowed by a low rate limit).",
+            ["kind"],
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.github_wait = Histogram(
+            "perfbot_github_pace_wait_seconds",
+            "How long a GitHub request waited for its installation's pace, by kind.",
+            ["kind"],
+            buckets=(0.1, 0.5, 1, 2, 3, 5, 10, 30, 60, 300),
+            registry=self.registry,
+        )
+        self.github_remaining = Gauge(
+            "perfbot_github_rate_limit_remaining",
+            "The lowest x-ratelimit-remaining GitHub reported for an installation whose"
+            " window has not reset yet.",
+            registry=self.registry,
+            multiprocess_mode="min",
+        )
+        self.jobs_deferred = Counter(
+            "perfbot_jobs_deferred_total",
+            "Jobs sent back to the queue to wait for their installation's turn (not failures).",
+            ["event"],
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "perfbot_queue_depth",
             "Jobs queued or running, as last seen by this process.",

@@ -28,6 +28,7 @@ RELEASED = {
         "07d66b5c0808",
         "ba61668eb281",
         "5faa0cfbee88",
+        "f4a5bc33609e",
     ),
     "postgres": (
         "bf310289dde9",
@@ -40,6 +41,7 @@ RELEASED = {
         "ba62fa478d0b",
         "ba61668eb281",
         "61d50d670513",
+        "6cf050b576b2",
     ),
 }
 

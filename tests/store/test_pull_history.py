@@ -103,3 +103,37 @@ async def test_a_prs_runs_are_read_through_an_index(tmp_path: Path) -> None:
             statement.bind({"repo": REPO, "pr": 3, "runs": 5}),
         ).fetchall()
     assert any("USING INDEX measurements_pull" in str(row[-1]) for row in plan), plan
+
+
+async def test_a_prs_earlier_pushes_are_read_in_one_query(store: Store) -> None:
+    """Each commit's newest attempt but the current commit's and run's, newest first, each
+    with every series it recorded (what the comment's history re-judges)."""
+    await store.record_measurements(
+        [
+            record(1, side="head", sha="h1" * 20, at=NOW),
+            record(1, side="base", sha="b" * 40, at=NOW),
+            record(1, side="head", sha="h1" * 20, at=NOW + 5, attempt=2),
+            record(2, side="head", sha="h2" * 20, at=NOW + 10),
+            record(2, side="base", sha="b" * 40, at=NOW + 10),
+            record(2, side="head", sha="h2" * 20, at=NOW + 10, metric="udp.jitter_ms"),
+            record(3, side="head", sha="h3" * 20, at=NOW + 20),  # the current commit
+            record(5, side="head", sha="h4" * 20, at=NOW + 25),  # the current run
+            replace(record(4, side="head", sha="x" * 40, at=NOW + 30), pr_number=4),
+        ]
+    )
+    pushes = await store.pull_pushes(REPO, 3, sha="h3" * 20, run_id=5, max_pushes=9)
+    assert [push for push, _ in pushes] == [
+        PullRun("h2" * 20, 2, 1, NOW + 10),
+        PullRun("h1" * 20, 1, 2, NOW + 5),
+    ]
+    assert sorted((s.side, s.metric) for s in pushes[0][1]) == [
+        ("base", "tcp_rx.receiver_mbps"),
+        ("head", "tcp_rx.receiver_mbps"),
+        ("head", "udp.jitter_ms"),
+    ]
+    stored = await store.run_measurements(REPO, 2, 1)
+    assert sorted(pushes[0][1], key=repr) == sorted(stored, key=repr)
+    assert [s.side for s in pushes[1][1]] == ["head"]  # attempt 2 recorded the head only
+    one = await store.pull_pushes(REPO, 3, sha="h3" * 20, run_id=5, max_pushes=1)
+    assert [push for push, _ in one] == [PullRun("h2" * 20, 2, 1, NOW + 10)]
+    assert await store.pull_pushes(REPO, 99, sha="h3" * 20, run_id=5, max_pushes=9) == []

@@ -54,6 +54,9 @@ class Stats:
     @classmethod
     def of(cls, samples: Iterable[float]) -> Stats:
         values = tuple(samples)
+        if len(values) == 1:  # one run: its value is every statistic
+            (value,) = values
+            return cls(value, value, value, values)
         return cls(median(values), min(values), max(values), values)
 
     @property

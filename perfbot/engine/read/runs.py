@@ -10,6 +10,7 @@ settings has its samples left out. Reading says so once per case and side, as a 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -85,7 +86,9 @@ class LeftOutRuns:
         return said
 
 
+@functools.lru_cache(maxsize=4096)
 def _within_platform(path: str) -> str:
-    """``loopback/tcp_rx_2.json`` → ``tcp_rx_2.json``: the platform is said beside it."""
+    """``loopback/tcp_rx_2.json`` → ``tcp_rx_2.json``: the platform is said beside it
+    (asked once per sample of a file: cached)."""
     parts = PurePosixPath(path).parts
     return "/".join(parts[1:]) if len(parts) > 1 else path

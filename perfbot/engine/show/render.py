@@ -32,6 +32,7 @@ import enum
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Final
 
 from perfbot.engine.judge import acceptance
 from perfbot.engine.judge.compare import Comparison, Policy
@@ -45,6 +46,7 @@ from perfbot.engine.show.sections import (
     FULL,
     LEFT_OUT,
     NO_TABLES,
+    NO_UNCHANGED_ROWS,
     applies,
     format_number,
     headline,
@@ -217,9 +219,12 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
         if isinstance(with_history, Prepared):
             return with_history
         dropped = with_history
+    rows = _table_rows(report)
     for level in DETAIL_LEVELS:
         if not applies(report, level):
             continue  # a step that would leave nothing out
+        if level < NO_UNCHANGED_ROWS and rows * MIN_ROW_BYTES > budget:
+            continue  # a row for every metric cannot fit: not worth writing them out
         lines = full if level == FULL else None
         content = _content(report, provenance, level, rerun=rerun, dropped=dropped, lines=lines)
         prepared = Prepared(title, notices, content, footer)
@@ -234,6 +239,17 @@ def prepare(report: Comparison | Unreadable, context: RenderContext | None = Non
         if _size(compose(prepared)) <= budget:
             return prepared
     return _fitted(Prepared(title, notices, "", footer), budget)
+
+
+# No table row is shorter: its five separators, two spaces and three cells of a character
+# each, beside a name in backticks (``rows.row``), and the newline after it.
+MIN_ROW_BYTES: Final = 16
+
+
+def _table_rows(report: Comparison) -> int:
+    """How many table rows the levels before ``NO_UNCHANGED_ROWS`` write at least: one per
+    metric of every platform that has measurements on both sides."""
+    return sum(len(platform.metrics) for platform in report.platforms if not platform.unavailable)
 
 
 def compose(prepared: Prepared, live: Live | None = None, limit: int = GITHUB_BODY_LIMIT) -> str:

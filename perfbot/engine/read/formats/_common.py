@@ -6,7 +6,7 @@ import functools
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Final
 
 from perfbot.errors import ParseError
 from perfbot.model import Better
@@ -55,6 +55,10 @@ def finite_number(value: Any) -> float | None:
 
 def number_from_text(text: str) -> float | None:
     """A decimal written in a report (``"13.099"``, ``"3,001,058"``) as a finite float."""
+    if text.isascii() and text.replace(".", "", 1).isdigit():
+        # Digits with at most one point (most values): what the pattern below accepts.
+        number = float(text)
+        return number if math.isfinite(number) else None
     cleaned = text.strip().replace(",", "")
     if not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", cleaned):
         return None
@@ -83,13 +87,17 @@ _UNIT_SUFFIXES = (
 )
 
 
-@functools.lru_cache(maxsize=4096)
+# As many names as a big report has (20,000 metrics), so a second side's are all known.
+_NAMES_KNOWN: Final = 1 << 16
+
+
+@functools.lru_cache(maxsize=_NAMES_KNOWN)
 def guess_better(name: str) -> Better:
     """Direction of a metric known only by name: latencies, losses, errors go down."""
     return Better.LOWER if _LOWER_IS_BETTER.search(name) else Better.HIGHER
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=_NAMES_KNOWN)
 def guess_unit(name: str) -> str:
     """Unit of a metric known only by name (``udp4_mbps`` → ``Mbps``), else empty."""
     lowered = name.lower()

@@ -1,0 +1,33 @@
+"""Calls made with a plain token (a workflow's ``GITHUB_TOKEN``) instead of as the App."""
+
+from __future__ import annotations
+
+import httpx
+from githubkit import TokenAuthStrategy
+
+from perfbot.github.installation import Installation
+from perfbot.github.pacing import MemoryBook, Pacer
+from perfbot.github.transport import _client, _SharedTransport
+
+
+class TokenSession:
+    """Calls made with a plain token (a workflow's ``GITHUB_TOKEN``) instead of as the App.
+
+    ``perfbot comment`` uses it so that the Actions-only path runs the App's own handler;
+    artifact downloads still reach the storage host without any credential.
+    """
+
+    def __init__(
+        self, token: str, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self._transport = _SharedTransport(
+            transport or httpx.AsyncHTTPTransport(retries=0), metrics=None
+        )
+        github = _client(TokenAuthStrategy(token), base_url, self._transport)
+        # A workflow's token has GitHub's limits too: its writes are paced in this process.
+        self.installation = Installation(
+            github, self._transport, app_id=None, pacer=Pacer(MemoryBook()), pace_key="token"
+        )
+
+    async def close(self) -> None:
+        await self._transport.close()

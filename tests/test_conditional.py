@@ -1,0 +1,100 @@
+"""Conditional reads: perfbot names the ETag of its last answer when it reads the PR, the
+configuration file or an issue again, and GitHub's 304 (not counted against the rate
+limit) gives the same value back; a change on GitHub is seen at once. A first comment on a
+PR without comments is posted without listing them. The fake answers as GitHub does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from perfbot.github.conditional import ENTRY_OVERHEAD, Validators
+from tests.fakegithub import RecordedRequest
+from tests.harness import World, in_process_service, wait_idle, wait_until
+
+HEAD = "a" * 40
+
+
+def shown(world: World, number: int, run_id: int) -> bool:
+    comments = world.bot_comments(number)
+    return len(comments) == 1 and f"runs/{run_id})" in comments[0]
+
+
+def deliver(
+    client: httpx.Client, world: World, run_id: int, number: int = 7
+) -> list[RecordedRequest]:
+    """One completed run of PR ``number``, until its comment shows it; the API requests."""
+    before = len(world.fake.requests)
+    pull = world.repo.pulls[number]
+    body, headers = world.delivery(world.measured_run(pull, run_id))
+    assert client.post("/webhook", content=body, headers=headers).status_code == 202
+    wait_until(lambda: shown(world, number, run_id), 30, f"the comment of run {run_id}")
+    wait_idle(client.get, 30)
+    return world.fake.requests[before:]
+
+
+def pull_reads(requests: list[RecordedRequest]) -> list[RecordedRequest]:
+    return [r for r in requests if r.method == "GET" and r.path.endswith("/pulls/7")]
+
+
+def test_a_pr_read_again_is_a_304_that_does_not_count(tmp_path: Path) -> None:
+    world = World.create()
+    world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        first = deliver(client, world, 1001)
+        # A PR without comments: no listing of them before the first comment.
+        assert not [r for r in first if r.method == "GET" and r.path.endswith("/comments")]
+        deliver(client, world, 1002)  # perfbot's own comment changed the PR: read anew
+        steady = deliver(client, world, 1003)
+    # The PR counted once in a first comment (the proof; read again just before the write,
+    # a 304), never in a steady-state update.
+    assert [r.status for r in pull_reads(first)] == [200, 304]
+    assert [r.status for r in pull_reads(steady)] == [304, 304]
+    counted = [r for r in steady if r.status != 304 and "access_tokens" not in r.path]
+    assert len(counted) == 4  # the artifacts, the download, the comment, the check run
+    assert world.fake.rate_limited_calls()[-4:] == counted
+
+
+def test_a_change_on_github_is_read_at_once(tmp_path: Path) -> None:
+    world = World.create()
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        deliver(client, world, 1001)
+        deliver(client, world, 1002)
+        pull.labels.append("perfbot: mute")
+        before = len(world.fake.requests)
+        body, headers = world.delivery(world.measured_run(pull, 1003))
+        assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        wait_until(
+            lambda: any(r.path.endswith("/pulls/7") for r in world.fake.requests[before:]),
+            30,
+            "the PR read",
+        )
+        wait_idle(client.get, 30)
+    (read, *_) = pull_reads(world.fake.requests[before:])
+    assert read.status == 200  # the label changed the PR: a new answer, not a 304
+    assert shown(world, 7, 1002)  # and the muted PR's comment was left as it was
+
+
+def test_a_pr_with_a_comment_is_searched_for_perfbots(tmp_path: Path) -> None:
+    world = World.create()
+    world.pull(7, HEAD)
+    world.fake.add_comment(world.repo, 7, "LGTM", "bob")
+    with in_process_service(world, tmp_path / "db") as client:
+        first = deliver(client, world, 1001)
+    assert [r for r in first if r.method == "GET" and r.path.endswith("/issues/7/comments")]
+
+
+def test_validators_keep_the_newest_answers_within_their_bytes() -> None:
+    validators = Validators(max_bytes=3 * (ENTRY_OVERHEAD + 100))
+    for n in range(5):
+        validators.put(("pull", n), f'"{n}"', n, 100)
+    assert len(validators) == 3
+    assert validators.get(("pull", 0)) is None
+    entry = validators.get(("pull", 4))
+    assert entry is not None
+    assert (entry.etag, entry.value) == ('"4"', 4)
+    validators.put(("huge",), '"h"', "x", 10**9)
+    assert validators.get(("huge",)) is None
+    assert len(validators) == 3

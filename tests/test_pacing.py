@@ -1,0 +1,233 @@
+"""GitHub's pace, kept per installation (``perfbot.github.pacing``): the rules of a slot, two
+replicas booking through one store, and the service end to end against the fake GitHub on
+a clock that jumps ahead once every running job sleeps on it (``tests.virtualtime``).
+
+Every time asserted on is the fake's record of when a request arrived, on that clock; none
+is the test's own wall time."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from perfbot.engine.show.render import MARKER
+from perfbot.github.pacing import (
+    HOUR,
+    MAX_READ_SPACING,
+    MINUTE,
+    PER_HOUR,
+    PER_MINUTE,
+    SLOT_MARGIN,
+    MemoryBook,
+    Pacer,
+    PaceState,
+)
+from perfbot.store import SQLiteStore
+from tests.fakegithub import RecordedRequest
+from tests.harness import World, assert_done, in_process_service_on, wait_until
+from tests.virtualtime import Quiet, VirtualClock
+
+SECONDS_APART = 1.0
+# GitHub's pace; leases beyond the clock's jumps (renewals run on real time).
+PACED = {"PERFBOT_WRITE_PACE_SECONDS": "1", "PERFBOT_LEASE_SECONDS": "3600"}
+
+
+def test_a_slot_keeps_a_second_between_writes_and_three_before_a_notifying_one() -> None:
+    state = PaceState()
+    at = state.slot(False, 100.0)
+    assert at == 100.0
+    state = state.booked(at, False, 1.0)
+    assert state.slot(False, 100.2) == 101.0 + SLOT_MARGIN
+    state = state.booked(101.0, True, 1.0)
+    assert state.slot(False, 101.0) == 102.0 + SLOT_MARGIN
+    # Three seconds after the notifying one.
+    assert state.slot(True, 101.0) == 104.0 + SLOT_MARGIN
+    blocked = state.blocked(150.0)
+    assert blocked.slot(False, 101.0) == 150.0
+    assert PaceState.load(blocked.dump()) == blocked
+
+
+def test_no_81st_write_in_a_minute_nor_501st_in_an_hour() -> None:
+    # No interval at all: only the caps space these writes.
+    state, slots = PaceState(), []
+    for _ in range(PER_HOUR + 1):
+        at = state.slot(False, 0.0)
+        slots.append(at)
+        state = state.booked(at, False, 0.0)
+    assert slots[PER_MINUTE - 1] == 0.0
+    assert slots[PER_MINUTE] == MINUTE
+    for first, later in zip(slots, slots[PER_MINUTE:], strict=False):
+        assert later - first >= MINUTE
+    for first, later in zip(slots, slots[PER_HOUR:], strict=False):
+        assert later - first >= HOUR
+
+
+async def test_two_replicas_booking_through_one_store_never_share_a_second(
+    tmp_path: Path,
+) -> None:
+    clock = VirtualClock()
+    stores = [SQLiteStore(str(tmp_path / "perfbot.db")) for _ in range(2)]
+    for store in stores:
+        await store.setup()
+    sent: list[tuple[float, bool]] = []
+
+    async def write(pacer: Pacer, notify: bool) -> None:
+        async def send() -> None:
+            sent.append((clock.now(), notify))
+
+        await pacer.write("installation:1", notify, send)
+
+    async def jumping() -> None:
+        # Nothing else runs here: whenever every write sleeps, move to the next deadline.
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if clock.asleep and (deadline := clock.next_deadline()) is not None:
+                clock.jump_to(deadline)
+
+    try:
+        replicas = [Pacer(store, clock=clock.now, sleep=clock.sleep) for store in stores]
+        writes = [write(replicas[n % 2], n % 5 == 0) for n in range(20)]
+        jumper = asyncio.create_task(jumping())
+        await asyncio.gather(*writes)
+        jumper.cancel()
+    finally:
+        for store in stores:
+            await store.close()
+    times = sorted(at for at, _ in sent)
+    assert len(times) == 20
+    assert min(b - a for a, b in itertools.pairwise(times)) >= SECONDS_APART
+    notifying = sorted(at for at, notify in sent if notify)
+    assert min(b - a for a, b in itertools.pairwise(notifying)) >= 3.0
+
+
+async def test_reads_are_spaced_out_once_the_rate_limit_runs_low() -> None:
+    clock = VirtualClock()
+    pacer = Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep)
+    reset = str(int(clock.now()) + 3600)
+    plenty = {"x-ratelimit-remaining": "4000", "x-ratelimit-reset": reset}
+    low = {"x-ratelimit-remaining": "10", "x-ratelimit-reset": reset}
+    times: list[float] = []
+
+    class Answer:
+        def __init__(self, headers: dict[str, str]) -> None:
+            self.headers = headers
+
+    async def read(headers: dict[str, str]) -> None:
+        async def send() -> Answer:
+            times.append(clock.now())
+            return Answer(headers)
+
+        task = asyncio.ensure_future(pacer.read("installation:1", send))
+        for _ in range(100):
+            await asyncio.sleep(0)
+            if task.done():
+                break
+            if (deadline := clock.next_deadline()) is not None:
+                clock.jump_to(deadline)
+        await task
+
+    for _ in range(3):
+        await read(plenty)
+    assert times[-1] - times[0] < SECONDS_APART  # plenty left: no waiting
+    start = len(times)
+    for _ in range(4):
+        await read(low)
+    spaced = times[start:]
+    assert min(b - a for a, b in itertools.pairwise(spaced)) >= MAX_READ_SPACING
+
+
+# -- the service, end to end ----------------------------------------------------------------
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock()
+
+
+def updates(world: World, numbers: range, first_run: int) -> list[tuple[bytes, dict[str, str]]]:
+    """For each PR number: the PR, perfbot's comment on it already, a finished run."""
+    deliveries = []
+    for number in numbers:
+        pull = world.pull(number, f"{number:040x}")
+        world.fake.add_bot_comment(world.repo, number, f"{MARKER}\nan older report")
+        deliveries.append(world.delivery(world.measured_run(pull, first_run + number)))
+    return deliveries
+
+
+def writes_of(world: World, installation: int) -> list[RecordedRequest]:
+    found = [r for r in world.fake.write_calls() if r.installation_id == installation]
+    return sorted(found, key=lambda r: r.at)
+
+
+def shows(world: World, number: int, run_id: int) -> bool:
+    comments = world.bot_comments(number)
+    return len(comments) == 1 and f"runs/{run_id})" in comments[0]
+
+
+def run_until(quiet: Quiet, done: Iterator[bool] | None = None, *, limit: int = 400) -> None:
+    """Let the service work; whenever every job sleeps on the clock, jump to the next
+    moment something waits for; until nothing is left to do (or ``limit`` jumps)."""
+    for _ in range(limit):
+        wait_until(lambda: quiet() and quiet(), 60, "every running job asleep on the clock")
+        moment = quiet.next_moment()
+        if moment is None:
+            return
+        quiet.clock.jump_to(moment)
+    raise AssertionError(f"still busy after {limit} jumps")
+
+
+def test_a_burst_in_one_installation_is_paced_and_another_is_not_held_back(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    busy = World.create()
+    busy.fake.now = clock.datetime
+    other = busy.another(2, "globex/gadget", 600)
+    database = tmp_path / "perfbot.db"
+    burst = updates(busy, range(1, 41), 1000)
+    with in_process_service_on(busy, database, clock.now, clock.sleep, PACED) as client:
+        for body, headers in burst:
+            assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        (single,) = updates(other, range(1, 2), 5000)
+        posted_at = clock.now()
+        assert client.post("/webhook", content=single[0], headers=single[1]).status_code == 202
+        run_until(Quiet(clock, database))
+        for _, headers in [*burst, single]:
+            assert_done(client.database, headers["X-GitHub-Delivery"])
+    # All 40 landed, none dropped, none twice.
+    assert all(shows(busy, number, 1000 + number) for number in range(1, 41))
+    writes = writes_of(busy, 1)
+    assert len([w for w in writes if "/issues/comments/" in w.path]) == 40
+    assert min(b.at - a.at for a, b in itertools.pairwise(writes)) >= SECONDS_APART
+    # The other installation's update was not queued behind the burst.
+    assert shows(other, 1, 5001)
+    (comment,) = [w for w in writes_of(other, 2) if "/issues/comments/" in w.path]
+    assert comment.at - posted_at <= 5.0
+    assert writes[-1].at - posted_at > 60.0  # while the burst took over a minute
+
+
+def test_a_secondary_limit_delays_the_writes_behind_it_and_loses_none(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    world = World.create()
+    world.fake.now = clock.datetime
+    database = tmp_path / "perfbot.db"
+    deliveries = updates(world, range(1, 6), 2000)
+    world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="/issues/comments/")
+    with in_process_service_on(world, database, clock.now, clock.sleep, PACED) as client:
+        for body, headers in deliveries:
+            assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        run_until(Quiet(clock, database))
+        for _, headers in deliveries:
+            assert_done(client.database, headers["X-GitHub-Delivery"])
+    assert all(shows(world, number, 2000 + number) for number in range(1, 6))
+    writes = writes_of(world, 1)
+    (refused,) = [w for w in writes if w.status == 403]
+    later = [w for w in writes if w.at > refused.at]
+    assert later  # the refused write and the ones behind it were all sent again
+    assert min(w.at for w in later) >= refused.at + 3.0
+    edits = [w for w in writes if "/issues/comments/" in w.path and w.status == 200]
+    assert len(edits) == 5
