@@ -256,7 +256,9 @@ def _write_outputs(args: argparse.Namespace, result: Run, out: TextIO, err: Text
         problem = workflow.append_job_summary(markdown)
         if problem is not None:
             print(f"perfbot: --job-summary: {problem}", file=err)
-    if not args.json and not args.markdown:
+    # The files replace standard output for a script, not for a person at a terminal:
+    # there, a regression's exit 1 with nothing printed would look like a crash.
+    if _isatty(out) or not (args.json or args.markdown):
         out.write(_for_stdout(args, result, markdown, out))
     if args.annotate:
         for line in _annotations(result):

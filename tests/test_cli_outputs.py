@@ -1,0 +1,90 @@
+"""What `perfbot compare` says about its outputs (issue 20, item 6): the report still
+reaches a terminal when files are asked for."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.paths import REPO
+from tests.test_cli import ZPERF_BASE, zperf_head
+from tests.test_cli_terminal import Terminal, run
+
+
+def read_all(descriptor: int) -> bytes:
+    """Everything written to a pseudo-terminal until its last writer closed it."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(descriptor, 65536)
+        except OSError:  # Linux answers EIO once the other end is closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_json_on_a_real_terminal_still_prints_the_report(tmp_path: Path) -> None:
+    # The issue's case exactly: a person at a terminal asks for --json and a regression
+    # exits 1. Before, standard output got nothing and the exit looked like a crash.
+    out_json = tmp_path / "out.json"
+    argv = ["compare", str(ZPERF_BASE), str(zperf_head(tmp_path)), "--json", str(out_json)]
+    leader, follower = pty.openpty()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "perfbot", *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "NO_COLOR": "1"},
+            cwd=REPO,
+        )
+        os.close(follower)
+        follower = -1
+        shown = read_all(leader).decode("utf-8").replace("\r\n", "\n")
+        code = child.wait(timeout=60)
+        assert child.stderr is not None
+        child.stderr.close()
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+    assert code == 1  # exit codes as documented: 1 is a regression beyond tolerance
+    assert shown.startswith("Performance report: 1 regression, 1 improvement\n")
+    assert "regressed, beyond 5 % tolerance" in shown  # why it exits 1
+    assert "<!-- perfbot:report -->" not in shown  # the terminal's table, not markdown
+    assert json.loads(out_json.read_text())["regressed_beyond_tolerance"] == 1
+
+
+@pytest.mark.parametrize("option", ["--json", "--markdown"])
+def test_a_file_option_on_a_terminal_keeps_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    target = tmp_path / "report.out"
+    code, out = run([str(ZPERF_BASE), str(zperf_head(tmp_path)), option, str(target)], Terminal())
+    assert code == 1
+    assert out.startswith("Performance report: 1 regression")
+    assert target.stat().st_size > 0
+
+
+def test_format_still_decides_what_the_terminal_gets_beside_a_file(tmp_path: Path) -> None:
+    argv = [str(ZPERF_BASE), str(zperf_head(tmp_path)), "--json", str(tmp_path / "r.json")]
+    _, out = run([*argv, "--format", "markdown"], Terminal())
+    assert out.startswith("<!-- perfbot:report -->")
+
+
+def test_a_file_option_off_a_terminal_still_replaces_standard_output(tmp_path: Path) -> None:
+    # A script that redirects standard output gets what it always got: nothing there.
+    argv = [str(ZPERF_BASE), str(zperf_head(tmp_path)), "--json", str(tmp_path / "r.json")]
+    code, out = run(argv, io.StringIO())
+    assert code == 1
+    assert out == ""
