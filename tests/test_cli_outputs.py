@@ -1,5 +1,5 @@
 """What `perfbot compare` says about its outputs (issue 20, item 6): the report still
-reaches a terminal when files are asked for."""
+reaches a terminal when files are asked for, and every `--plot` file is named."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ import io
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from perfbot.cli import main
 from tests.paths import REPO
 from tests.test_cli import ZPERF_BASE, zperf_head
+from tests.test_cli_platforms import twister_json
 from tests.test_cli_terminal import Terminal, run
 
 
@@ -88,3 +91,41 @@ def test_a_file_option_off_a_terminal_still_replaces_standard_output(tmp_path: P
     code, out = run(argv, io.StringIO())
     assert code == 1
     assert out == ""
+
+
+# --- --plot names what it writes ----------------------------------------------------------
+
+
+def three_platforms(tmp_path: Path) -> tuple[Path, Path]:
+    runs = {"qemu_x86/atom": 1.0, "qemu_x86_64/atom": 1.0, "native_sim/native": 1.0}
+    base = twister_json(tmp_path / "base" / "twister.json", runs)
+    head = twister_json(tmp_path / "head" / "twister.json", {**runs, "qemu_x86/atom": 0.9})
+    return base, head
+
+
+def written(err: str) -> list[str]:
+    return re.findall(r"^perfbot: --plot: wrote (.+)$", err, flags=re.MULTILINE)
+
+
+def test_plot_names_each_file_it_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base, head = three_platforms(tmp_path)
+    charts = tmp_path / "charts"
+    charts.mkdir()
+    target = charts / "x.svg"
+    assert main(["compare", str(base), str(head), "--plot", str(target), "--exit-zero"]) == 0
+    named = written(capsys.readouterr().err)
+    assert sorted(named) == sorted(str(path) for path in charts.iterdir())
+    assert sorted(Path(name).name for name in named) == [
+        "x-native_sim_native.svg",
+        "x-qemu_x86_64_atom.svg",
+        "x-qemu_x86_atom.svg",
+    ]
+
+
+def test_plot_of_one_platform_names_the_file_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "one.svg"
+    assert main(["compare", str(ZPERF_BASE), "--plot", str(target)]) == 0
+    assert written(capsys.readouterr().err) == [str(target)]
+    assert target.is_file()

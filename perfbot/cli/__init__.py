@@ -229,7 +229,8 @@ def _compare_arguments(comp: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE.svg",
         help="draw base against PR (or a single run's values) as an SVG bar chart; with "
-        "several platforms, one file each, named FILE-<platform>.svg",
+        "several platforms, one file each, named FILE-<platform>.svg; each file written is "
+        "named on standard error",
     )
     outputs.add_argument(
         "--job-summary",

@@ -250,6 +250,8 @@ def _write_outputs(args: argparse.Namespace, result: Run, out: TextIO, err: Text
         plotted = result.comparison or compare(SideReport(), result.head)
         for chart in plot_files(plotted, str(args.plot)):
             write_output(Path(chart.name), chart.svg, "--plot")
+            # With several platforms the names are made from FILE: each one is said.
+            print(f"perfbot: --plot: wrote {clean(chart.name, 300)}", file=err)
     if args.markdown:
         write_output(args.markdown, markdown, "--markdown")
     if args.job_summary:
