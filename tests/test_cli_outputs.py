@@ -1,5 +1,6 @@
 """What `perfbot compare` says about its outputs (issue 20, item 6): the report still
-reaches a terminal when files are asked for, and every `--plot` file is named."""
+reaches a terminal when files are asked for, every `--plot` file is named, and a single
+run lists its platforms in a comparison's order."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from perfbot.cli import main
 from tests.paths import REPO
 from tests.test_cli import ZPERF_BASE, zperf_head
-from tests.test_cli_platforms import twister_json
+from tests.test_cli_platforms import SCENARIO, twister_json
 from tests.test_cli_terminal import Terminal, run
 
 
@@ -129,3 +130,54 @@ def test_plot_of_one_platform_names_the_file_given(
     assert main(["compare", str(ZPERF_BASE), "--plot", str(target)]) == 0
     assert written(capsys.readouterr().err) == [str(target)]
     assert target.is_file()
+
+
+# --- a single run in a comparison's order ---------------------------------------------------
+
+
+def failing_platforms_run(tmp_path: Path) -> Path:
+    """A run on three platforms where alphabetical order is not a comparison's order:
+    zzz/x has two failed suites, mmm/x one, aaa/x none (the worst platform comes first)."""
+    path = twister_json(tmp_path / "run" / "twister.json", {"aaa/x": 1, "mmm/x": 1, "zzz/x": 1})
+    document = json.loads(path.read_text())
+    # Read mmm's failure first: a listing in read order would put it before zzz's.
+    for platform, case in (("mmm/x", "m1"), ("zzz/x", "z1"), ("zzz/x", "z2")):
+        document["testsuites"].append(
+            {
+                "name": f"{SCENARIO}.{case}",
+                "platform": platform,
+                "status": "failed",
+                "reason": f"{case} broke",
+            }
+        )
+    path.write_text(json.dumps(document))
+    return path
+
+
+def comparison_order(run_file: Path, tmp_path: Path) -> list[str]:
+    """The platforms as the run's comparison with itself lists them (its --json)."""
+    out = tmp_path / "self.json"
+    main(["compare", str(run_file), str(run_file), "--json", str(out)])
+    return [platform["name"] for platform in json.loads(out.read_text())["platforms"]]
+
+
+def test_a_single_run_lists_platforms_and_failures_as_a_comparison_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_file = failing_platforms_run(tmp_path)
+    expected = comparison_order(run_file, tmp_path)
+    assert expected == ["zzz/x", "mmm/x", "aaa/x"]  # not alphabetical: the test can fail
+    capsys.readouterr()
+
+    assert main(["compare", str(run_file), "--format", "text"]) == 0
+    text = capsys.readouterr().out
+    headers = [line for line in text.splitlines() if line in expected]
+    assert headers == expected
+    failed = re.findall(r"✗ (\S+): \S+: twister: failed: (\S+) broke", text)
+    assert failed == [("zzz/x", "z1"), ("zzz/x", "z2"), ("mmm/x", "m1")]
+
+    assert main(["compare", str(run_file), "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert re.findall(r"^#### <code>(.+)</code>$", markdown, flags=re.MULTILINE) == expected
+    failed_md = re.findall(r"^- <code>(\S+)</code> <code>\S+</code>", markdown, flags=re.M)
+    assert failed_md == ["zzz/x", "zzz/x", "mmm/x"]
