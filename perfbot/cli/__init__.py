@@ -204,8 +204,19 @@ def _compare_arguments(comp: argparse.ArgumentParser) -> None:
         help="what standard output gets: an aligned table (text) or the comment's "
         "markdown; auto: text on a terminal, else markdown",
     )
-    outputs.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown here")
-    outputs.add_argument("--json", type=Path, metavar="FILE", help="write the JSON document here")
+    outputs.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="FILE",
+        help="write the markdown here (standard output then gets nothing, unless it is a terminal)",
+    )
+    outputs.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the JSON document here (standard output then gets nothing, unless it "
+        "is a terminal)",
+    )
     outputs.add_argument(
         "--save",
         type=Path,
@@ -218,7 +229,8 @@ def _compare_arguments(comp: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE.svg",
         help="draw base against PR (or a single run's values) as an SVG bar chart; with "
-        "several platforms, one file each, named FILE-<platform>.svg",
+        "several platforms, one file each, named FILE-<platform>.svg; each file written is "
+        "named on standard error",
     )
     outputs.add_argument(
         "--job-summary",

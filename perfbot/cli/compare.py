@@ -250,13 +250,17 @@ def _write_outputs(args: argparse.Namespace, result: Run, out: TextIO, err: Text
         plotted = result.comparison or compare(SideReport(), result.head)
         for chart in plot_files(plotted, str(args.plot)):
             write_output(Path(chart.name), chart.svg, "--plot")
+            # With several platforms the names are made from FILE: each one is said.
+            print(f"perfbot: --plot: wrote {clean(chart.name, 300)}", file=err)
     if args.markdown:
         write_output(args.markdown, markdown, "--markdown")
     if args.job_summary:
         problem = workflow.append_job_summary(markdown)
         if problem is not None:
             print(f"perfbot: --job-summary: {problem}", file=err)
-    if not args.json and not args.markdown:
+    # The files replace standard output for a script, not for a person at a terminal:
+    # there, a regression's exit 1 with nothing printed would look like a crash.
+    if _isatty(out) or not (args.json or args.markdown):
         out.write(_for_stdout(args, result, markdown, out))
     if args.annotate:
         for line in _annotations(result):

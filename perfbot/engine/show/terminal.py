@@ -33,6 +33,7 @@ from perfbot.engine.show.escape import clean
 from perfbot.engine.show.explain import band, beyond_tolerance, change_text, hint
 from perfbot.engine.show.render import format_number, headline
 from perfbot.engine.show.rows import REPORT_ONLY
+from perfbot.engine.show.singlerun import listing
 
 __all__ = ["change_text", "comparison_table", "run_table", "safe", "wants_colour"]
 
@@ -189,25 +190,26 @@ def run_table(side: SideReport, *, colour: bool = False) -> str:
     """A single run's values (no base): one table per platform, then its failed cases."""
     paint = _Painter(colour)
     lines: list[str] = []
-    by_platform: dict[str, list[tuple[str, str]]] = {}
+    listed = listing(side)  # the platforms in the order a comparison shows them
+    by_platform: dict[str, list[tuple[str, str]]] = {name: [] for name in listed.platforms}
     for (platform, metric), series in sorted(side.series.items()):
         unit = f" ({safe(series.unit, 20)})" if series.unit else ""
         stats = Stats.of(series.samples)
-        by_platform.setdefault(platform, []).append((safe(metric) + unit, _stats(stats)))
+        by_platform[platform].append((safe(metric) + unit, _stats(stats)))
     for platform, metrics in by_platform.items():
         lines.append(paint(safe(platform), _BOLD))
         rows = [("metric", "value"), *metrics]
         lines.extend(_aligned(rows, [None] * len(rows), paint, right=(False, True)))
         lines.append("")
-    if side.failures:
+    if listed.failures:
         lines.append(paint("Failed cases", _BOLD))
-        for failure in side.failures:
+        for failure in listed.failures:
             where = f"{safe(failure.platform)}: {safe(failure.case)}"
             lines.append(f"  {paint('✗', _RED)} {where}: {safe(failure.reason, 200)}")
         lines.append("")
-    if side.left_out:
+    if listed.left_out:
         lines.append(paint("Runs left out", _BOLD))
-        for runs in side.left_out:
+        for runs in listed.left_out:
             where = f"{safe(runs.platform)}: {safe(runs.case)}"
             lines.append(f"  {paint('!', _YELLOW)} {where}: {_left_out(runs)}")
         lines.append("")
