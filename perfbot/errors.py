@@ -8,6 +8,7 @@
     │   ├── GitHubUnavailable                 perfbot.github.errors             retryable
     │   ├── RateLimited                       perfbot.github.errors             retryable
     │   ├── AuthFailed                        perfbot.github.errors             retryable
+    │   ├── WaitForTurn                       perfbot.github.errors             retryable
     │   └── ArtifactGone                      perfbot.github.errors
     ├── DatabaseUnavailable (RuntimeError)    perfbot.store.postgres            retryable
     ├── SchemaTooNew (RuntimeError)           perfbot.store._migrations
@@ -36,6 +37,8 @@ What each means:
 - GitHubError: a GitHub call failed (``status``: GitHub's answer, if any). Unavailable is
   a 5xx, a timeout or a lost connection; RateLimited carries ``retry_after``; AuthFailed
   is a 401 (retried so deliveries outlive a credentials fix); ArtifactGone a 404/410.
+  WaitForTurn: perfbot's own write pace holds the job back (``retry_after``); like Paced,
+  the job goes back to the queue without spending an attempt.
 - DatabaseUnavailable: PostgreSQL could not be reached or logged into. SchemaTooNew: the
   database was migrated by a newer perfbot.
 - Lost: a lease or lock expired while its block ran (``perfbot.support.keepalive``).
