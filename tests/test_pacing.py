@@ -140,6 +140,33 @@ async def test_reads_are_spaced_out_once_the_rate_limit_runs_low() -> None:
     assert min(b - a for a, b in itertools.pairwise(spaced)) >= MAX_READ_SPACING
 
 
+async def test_no_interval_means_no_caps_but_a_block_still_holds() -> None:
+    # PERFBOT_WRITE_PACE_SECONDS=0: a server without secondary limits (a GHES with them off,
+    # a test double); more writes than a minute's cap go at once, GitHub's block still waits.
+    clock = VirtualClock()
+    pacer = Pacer(MemoryBook(), interval=0.0, clock=clock.now, sleep=clock.sleep)
+    sent: list[float] = []
+
+    async def send() -> None:
+        sent.append(clock.now())
+
+    start = clock.now()
+    for _ in range(PER_MINUTE + 20):
+        await pacer.write("installation:1", False, send)
+    assert len(sent) == PER_MINUTE + 20
+    assert sent[-1] - start < MINUTE  # capped, the 81st would wait out the minute
+    await pacer.block("installation:1", start + 30.0)
+    task = asyncio.ensure_future(pacer.write("installation:1", True, send))
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if task.done():
+            break
+        if (deadline := clock.next_deadline()) is not None:
+            clock.jump_to(deadline)
+    await task
+    assert sent[-1] >= start + 30.0
+
+
 # -- the service, end to end ----------------------------------------------------------------
 
 

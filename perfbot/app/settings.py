@@ -50,7 +50,8 @@ MAX_MEASUREMENT_RETENTION_DAYS = 3650
 # The seconds between two GitHub writes of one installation (GitHub's best practice: at
 # least one; octokit's throttling plugin: one, and three between writes that notify
 # people). 0 only for a server without secondary limits (GitHub Enterprise Server with
-# them switched off): then only GitHub's own Retry-After and the hourly caps pace writes.
+# them switched off, a test double): then GitHub.com's minute's and hour's caps do not
+# apply either, and only the server's own Retry-After and rate-limit resets pace writes.
 DEFAULT_WRITE_PACE_SECONDS = 1.0
 MAX_WRITE_PACE_SECONDS = 60.0
 # The period's former variable, in hours: only its 0 (off) is still honoured.

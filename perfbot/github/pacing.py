@@ -108,11 +108,14 @@ class PaceState:
     blocked_until: float = 0.0
     recent: tuple[float, ...] = ()
 
-    def slot(self, notify: bool, now: float) -> float:
-        """The earliest slot a write may take (each slot is at or after the one before)."""
+    def slot(self, notify: bool, now: float, *, capped: bool = True) -> float:
+        """The earliest slot a write may take (each slot is at or after the one before);
+        ``capped``: GitHub's minute's and hour's caps hold too."""
         at = max(now, self.next_at, self.blocked_until)
         if notify:
             at = max(at, self.notify_at)
+        if not capped:
+            return at
         if len(self.recent) >= PER_MINUTE:
             at = max(at, self.recent[-PER_MINUTE] + MINUTE)
         if len(self.recent) >= PER_HOUR:
@@ -183,8 +186,9 @@ class Pacer:
     """The pace of every key's GitHub requests in this process (see the module docstring).
 
     ``interval`` is the seconds between two writes of a key (``PERFBOT_WRITE_PACE_SECONDS``;
-    0 only against a server without secondary limits: then only GitHub's own ``Retry-After``
-    and resets, the minute's and the hour's caps hold, and jobs are not held back).
+    0 only against a server without secondary limits: then neither the interval nor the
+    minute's and the hour's caps hold, only GitHub's own ``Retry-After`` and resets, and
+    jobs are not held back).
     """
 
     def __init__(
@@ -260,7 +264,7 @@ class Pacer:
                 now = self._clock()
                 record = await self._book.pace_record(key)
                 state = PaceState.load(record.state) if record else PaceState()
-                at = state.slot(notify, now)
+                at = state.slot(notify, now, capped=self.interval > 0)
                 taken = state.booked(at, notify, self.interval).dump()
                 if await self._book.swap_pace(key, record.version if record else None, taken, now):
                     return at
