@@ -168,9 +168,9 @@ class Scene:
             outcome = await self.store.job_outcome(delivery)
             if outcome is not None and outcome.status is JobStatus.FAILED:
                 raise SceneError(f"perfbot's job failed: {outcome.last_error}")
-            done = outcome is not None and outcome.status is JobStatus.DONE
-            if done and await self.store.queue_depth(time.time()) == 0:
-                assert outcome is not None
+            ended = outcome is not None and outcome.status is JobStatus.DONE
+            # Done, and so is what it queued (a watch of main, a confirmation).
+            if outcome is not None and ended and await self.store.queue_depth(time.time()) == 0:
                 return outcome.reason or "done"
             await asyncio.sleep(POLL_SECONDS)
         raise SceneError(f"perfbot did not finish delivery {delivery} in {STEP_SECONDS:.0f} s")
