@@ -4,8 +4,10 @@
 setup:
 	scripts/bootstrap
 
+# The App at work on this machine: a measured PR against a stand-in GitHub, its comment,
+# check run and reactions on a local page kept up until Ctrl-C (docs/try.md).
 demo: setup
-	.venv/bin/perfbot compare examples/demo --exit-zero
+	.venv/bin/perfbot try
 
 lint: setup
 	.venv/bin/ruff check .

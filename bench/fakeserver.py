@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakegithub import rsa_keypair
+from perfbot.sandbox.fakegithub import rsa_keypair
 from tests.harness import World
 
 FIRST_PULL = 100

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakegithub import serve
+from perfbot.sandbox.fakegithub import serve
 from tests.harness import World, perfbot_process, settings_env, wait_until
 from tests.held_bodies import FLOOD_VARIANTS, MIB, VARIANTS, rss_bytes, start_senders
 

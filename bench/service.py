@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeprocess import fake_github, post_all, warm_up
 
-from tests.fakegithub import Pull
+from perfbot.sandbox.fakegithub import Pull
 from tests.harness import (
     World,
     in_process_service,

@@ -29,8 +29,8 @@ from perfbot.app import redeliver
 from perfbot.app.redeliver import LOOKBACK_SECONDS, MAX_PAGES, sweep
 from perfbot.app.settings import DEFAULT_REDELIVERY_MINUTES
 from perfbot.github.app import GitHubApp
+from perfbot.sandbox.fakegithub import FakeGitHub, rsa_keypair
 from perfbot.store import SQLiteStore
-from tests.fakegithub import FakeGitHub, rsa_keypair
 
 LISTING = "/app/hook/deliveries"
 

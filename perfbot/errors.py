@@ -28,6 +28,8 @@
     │   └── Busy                              perfbot.app.triage
     ├── SetupError                            perfbot.github.setup
     ├── ManifestError (ValueError)            perfbot.github.manifest
+    ├── FixturesMissing                       perfbot.sandbox.fixtures
+    ├── HttpError                             perfbot.sandbox.plumbing
     └── UsageError                            perfbot.cli.usage
 
 What each means:
@@ -51,6 +53,9 @@ What each means:
   ManifestError, UsageError: the operator's settings, ``perfbot setup``'s inputs, an App
   manifest, a command line. WebhookError: a delivery refused (``status``: the HTTP
   answer; Busy is the 503 of a full body budget, not a job's).
+- FixturesMissing: the fake GitHub (``perfbot try``, the tests) cannot find the recorded
+  payloads it answers from. HttpError: the fake's answer with an error status, raised by
+  its route handlers and never seen outside it.
 
 ``retryable`` (a class attribute, False unless marked above) means exactly "the same job,
 run again later, may succeed": the worker retries a job that raised such an error (with

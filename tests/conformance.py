@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from perfbot.github.transport import API_VERSION, USER_AGENT
+from perfbot.sandbox.fakegithub import FakeGitHub, RecordedRequest
 from tests import apispec
 from tests.apispec import Violation
-from tests.fakegithub import FakeGitHub, RecordedRequest
 
 PERFBOT_AGENT: Final = USER_AGENT.split(" ", 1)[0]  # "perfbot/0.1"
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from perfbot.sandbox.fakegithub import observing
 from tests.conformance import TALLY, ExchangeLog
-from tests.fakegithub import observing
 
 # The real iperf3 server fixture (`iperf3_server`), for the live and the workflow tests.
 pytest_plugins = ["tests.iperf3"]

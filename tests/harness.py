@@ -27,8 +27,7 @@ import uvicorn
 
 from perfbot.app.server import create_app
 from perfbot.app.settings import Settings
-from perfbot.store import JobOutcome, JobStatus
-from tests.fakegithub import (
+from perfbot.sandbox.fakegithub import (
     CheckRun,
     Comment,
     Commit,
@@ -40,6 +39,7 @@ from tests.fakegithub import (
     rsa_keypair,
     serve,
 )
+from perfbot.store import JobOutcome, JobStatus
 
 SECRET = "test-webhook-secret"
 INSTALLATION = 1

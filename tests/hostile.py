@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from perfbot.engine.show.escape import ZWSP
 from perfbot.engine.show.render import MARKER
-from tests.fakegithub import FakeGitHub
+from perfbot.sandbox.fakegithub import FakeGitHub
 from tests.harness import ZPERF_BASE, zip_of, zperf_log
 
 KiB = 1024

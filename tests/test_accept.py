@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from perfbot.engine.show.kept import load
+from perfbot.sandbox.fakegithub import Pull
 from perfbot.store.watched import Acknowledgement
-from tests.fakegithub import Pull
 from tests.harness import REPO_ID, ZPERF_BASE, report_zip
 from tests.test_handlers import CONFIG, HEAD, NEXT_HEAD, Bench, bench
 

@@ -12,7 +12,7 @@ import pytest
 from perfbot.app.actions import CommentJob, comment_for_run
 from perfbot.engine.show.render import MARKER
 from perfbot.github.errors import GitHubError
-from tests.fakegithub import ACTIONS_APP_ID, ACTIONS_BOT_LOGIN, serve
+from perfbot.sandbox.fakegithub import ACTIONS_APP_ID, ACTIONS_BOT_LOGIN, serve
 from tests.harness import World, report_zip
 
 HEAD_A, HEAD_B = "a" * 40, "b" * 40

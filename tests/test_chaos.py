@@ -21,7 +21,15 @@ import pytest
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import RateLimited
 from perfbot.github.transport import CALL_TIMEOUT
-from tests.fakegithub import CHAOS_KINDS, ChaosKind, FakeGitHub, Pull, Run, rsa_keypair, serve
+from perfbot.sandbox.fakegithub import (
+    CHAOS_KINDS,
+    ChaosKind,
+    FakeGitHub,
+    Pull,
+    Run,
+    rsa_keypair,
+    serve,
+)
 from tests.harness import (
     ZPERF_BASE,
     World,

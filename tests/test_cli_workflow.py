@@ -14,8 +14,8 @@ from perfbot.cli.workflow import annotation_lines, escape_data, escape_property
 from perfbot.engine.judge.compare import compare
 from perfbot.engine.read.formats._common import guess_better
 from perfbot.model import Better, Scale
+from perfbot.sandbox.fakegithub import serve
 from tests.builders import side as side_of
-from tests.fakegithub import serve
 from tests.harness import World
 from tests.paths import shared
 from tests.test_actions_comment import HEAD_A, run_cli

@@ -10,7 +10,7 @@ from pathlib import Path
 from perfbot.app.actions import CommentJob, comment_for_run
 from perfbot.cli import main
 from perfbot.engine.show.render import MARKER
-from tests.fakegithub import ACTIONS_APP_ID, ACTIONS_BOT_LOGIN
+from perfbot.sandbox.fakegithub import ACTIONS_APP_ID, ACTIONS_BOT_LOGIN
 from tests.harness import World, in_process_service, wait_until
 from tests.paths import REPO
 

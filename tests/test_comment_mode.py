@@ -14,8 +14,8 @@ import pytest
 from perfbot.engine.judge import acceptance, conclusion
 from perfbot.engine.judge.compare import compare
 from perfbot.model import FailedCase
+from perfbot.sandbox.fakegithub import Pull
 from tests.builders import side
-from tests.fakegithub import Pull
 from tests.harness import ZPERF_BASE, regressed, report_zip, zip_of, zperf_log
 from tests.test_acceptance import BASE, DOWN, PLATFORM, UDP, accepted_by_writer, judged
 from tests.test_handlers import CONFIG, HEAD, NEXT_HEAD, Bench, bench

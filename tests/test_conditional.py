@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from perfbot.github.conditional import ENTRY_OVERHEAD, Validators
-from tests.fakegithub import RecordedRequest
+from perfbot.sandbox.fakegithub import RecordedRequest
 from tests.harness import World, in_process_service, wait_idle, wait_until
 
 HEAD = "a" * 40

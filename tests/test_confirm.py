@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from perfbot.engine.judge.confirm import CONFIRMED, CONFIRMING, NOT_REPRODUCED
-from tests.fakegithub import Run
+from perfbot.sandbox.fakegithub import Run
 from tests.harness import (
     World,
     assert_done,

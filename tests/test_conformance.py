@@ -23,6 +23,7 @@ from perfbot.app.triage import parse_delivery
 from perfbot.github.app import GitHubApp
 from perfbot.github.installation import Installation
 from perfbot.github.transport import API_VERSION, USER_AGENT
+from perfbot.sandbox.fakegithub import CheckRun, FakeGitHub, RecordedRequest, rsa_keypair
 from perfbot.store.base import NewJob
 from tests import apispec
 from tests.apispec import Example, Violation
@@ -33,7 +34,6 @@ from tests.conformance import (
     request_violations,
     response_violations,
 )
-from tests.fakegithub import CheckRun, FakeGitHub, RecordedRequest, rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World, report_zip
 
 HEAD = "a" * 40

@@ -16,8 +16,8 @@ import httpx
 from perfbot.engine.judge import confirm
 from perfbot.engine.judge.compare import Verdict, compare
 from perfbot.engine.judge.noise import Noise, Source
+from perfbot.sandbox.fakegithub import Run
 from tests.builders import side
-from tests.fakegithub import Run
 from tests.harness import (
     ZPERF_BASE,
     World,

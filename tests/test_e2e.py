@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from perfbot.sandbox.fakegithub import serve
 from perfbot.store import JobStatus
-from tests.fakegithub import serve
 from tests.harness import (
     World,
     kill_mid_job_and_restart,

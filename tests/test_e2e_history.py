@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from perfbot.engine.show.mermaid import label
-from tests.fakegithub import serve
+from perfbot.sandbox.fakegithub import serve
 from tests.harness import (
     ZPERF_BASE,
     World,

@@ -36,12 +36,12 @@ from perfbot.github.errors import (
     RateLimited,
     WaitForTurn,
 )
+from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.store.base import JobOutcome, JobStatus, NewJob
 from perfbot.store.postgres import DatabaseUnavailable
 from perfbot.store.sqlite import SQLiteStore
 from perfbot.support.keepalive import Lost
 from perfbot.support.metrics import Metrics
-from tests.fakegithub import rsa_keypair
 from tests.harness import World
 
 

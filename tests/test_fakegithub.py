@@ -30,7 +30,7 @@ from githubkit.exception import (
 from githubkit.webhooks import parse_obj, verify
 from githubkit_schemas.latest import models
 
-from tests.fakegithub import (
+from perfbot.sandbox.fakegithub import (
     COMMENT_BODY_LIMIT,
     Artifact,
     FakeGitHub,

@@ -19,8 +19,8 @@ from perfbot.app.triage import parse_delivery
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import GitHubError, GitHubUnavailable
 from perfbot.github.installation import Installation
+from perfbot.sandbox.fakegithub import rsa_keypair
 from tests import apispec
-from tests.fakegithub import rsa_keypair
 from tests.harness import INSTALLATION, World
 
 OWNER, NAME = "acme", "widget"

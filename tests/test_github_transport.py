@@ -19,8 +19,8 @@ from starlette.routing import Route
 from perfbot.github import transport
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import GitHubError
+from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.support.metrics import Metrics
-from tests.fakegithub import rsa_keypair
 
 
 def listening_socket() -> socket.socket:

@@ -20,9 +20,9 @@ from perfbot.app.context import JobContext
 from perfbot.app.job_payloads import encode
 from perfbot.github.app import GitHubApp
 from perfbot.github.calls import GitHubCalls
+from perfbot.sandbox.fakegithub import Hold, Pull, RecordedRequest, Run, rsa_keypair
 from perfbot.store import open_store
 from perfbot.store.base import Store
-from tests.fakegithub import Hold, Pull, RecordedRequest, Run, rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World
 
 HEAD = "a" * 40

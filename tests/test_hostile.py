@@ -24,7 +24,7 @@ import pytest
 
 from perfbot.app import download, reporting
 from perfbot.app.artifacts import ArtifactLimits
-from tests.fakegithub import FakeGitHub, Pull, RecordedRequest, Run
+from perfbot.sandbox.fakegithub import FakeGitHub, Pull, RecordedRequest, Run
 from tests.harness import (
     FORK_REPO_ID,
     ZPERF_BASE,

@@ -20,10 +20,10 @@ from perfbot.app.ingest import SMALL_BODY_BYTES, SMALL_BODY_RESERVE, BodyBudget,
 from perfbot.app.processes import LIMIT_CONCURRENCY
 from perfbot.app.settings import Settings
 from perfbot.app.triage import sign
+from perfbot.sandbox.fakegithub import serve
 from perfbot.store import SQLiteStore
 from perfbot.support.metrics import Metrics
 from tests.deadline import within
-from tests.fakegithub import serve
 from tests.harness import (
     INSTALLATION,
     SECRET,

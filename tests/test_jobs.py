@@ -31,10 +31,10 @@ from perfbot.app.routes import INTERNAL_WATCH, ROUTES, decode, job_for
 from perfbot.app.triage import parse_delivery
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
+from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.store.base import JobOutcome, JobStatus, NewJob
 from perfbot.store.sqlite import SQLiteStore
 from perfbot.support.metrics import Metrics
-from tests.fakegithub import rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World
 
 # The previous release's queue, verbatim: see "about" in the file.

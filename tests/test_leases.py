@@ -19,12 +19,12 @@ from perfbot.app.context import JobContext
 from perfbot.app.pulllock import PullLocked, pull_lock
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
+from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.store.base import JobStatus, NewJob
 from perfbot.store.sqlite import SQLiteStore
 from perfbot.support.metrics import Metrics
 from perfbot.support.retry import MAX_ATTEMPTS
 from tests.deadline import within
-from tests.fakegithub import rsa_keypair
 from tests.harness import World
 
 

@@ -26,8 +26,8 @@ from perfbot.github.pacing import (
     Pacer,
     PaceState,
 )
+from perfbot.sandbox.fakegithub import RecordedRequest
 from perfbot.store import SQLiteStore
-from tests.fakegithub import RecordedRequest
 from tests.harness import World, assert_done, in_process_service_on, wait_until
 from tests.virtualtime import Quiet, VirtualClock
 

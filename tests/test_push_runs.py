@@ -26,11 +26,11 @@ from perfbot.cli import main
 from perfbot.engine.read.sides import ReportFile, read_side
 from perfbot.github.app import GitHubApp
 from perfbot.github.types import PullInfo
+from perfbot.sandbox.fakegithub import Run as FakeRun
+from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.store import open_store
 from perfbot.store.export import HistoryQuery
 from tests import hostile
-from tests.fakegithub import Run as FakeRun
-from tests.fakegithub import rsa_keypair
 from tests.harness import (
     FORK_REPO_ID,
     INSTALLATION,

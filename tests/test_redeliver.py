@@ -32,10 +32,10 @@ from perfbot.app.settings import DEFAULT_REDELIVERY_MINUTES, Settings
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import GitHubUnavailable, RateLimited
 from perfbot.github.types import HookDelivery
+from perfbot.sandbox.fakegithub import Delivery, FakeGitHub, rsa_keypair
 from perfbot.store import SQLiteStore, Store
 from perfbot.support.metrics import Metrics
 from tests.deadline import within
-from tests.fakegithub import Delivery, FakeGitHub, rsa_keypair
 from tests.harness import INSTALLATION, REPO_ID, World, settings_env
 
 HEAD = "a" * 40

@@ -29,7 +29,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.fakegithub import FakeGitHub, Pull, Run, serve
+from perfbot.sandbox.fakegithub import FakeGitHub, Pull, Run, serve
 from tests.harness import (
     ZPERF_BASE,
     RunningPerfbot,

@@ -16,8 +16,8 @@ from perfbot.engine.show import terminal
 from perfbot.engine.show.export import comparison_document
 from perfbot.engine.show.render import render
 from perfbot.engine.show.sections import headline
+from perfbot.sandbox.fakegithub import Run
 from tests.builders import side
-from tests.fakegithub import Run
 from tests.harness import World, assert_done, in_process_service, wait_idle, zip_of
 
 QUARANTINE = Policy(rules=(MetricRule("*.jitter_ms", report_only=True),))

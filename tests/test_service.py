@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from perfbot.engine.show.render import MARKER
-from tests.fakegithub import Run
+from perfbot.sandbox.fakegithub import Run
 from tests.harness import (
     INSTALLATION,
     SECRET,

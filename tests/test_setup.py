@@ -35,7 +35,7 @@ from perfbot.github.setup import (
     key_path_for,
     new_app_url,
 )
-from tests.fakegithub import DEFAULT_PERMISSIONS, FakeGitHub, app_client, serve
+from perfbot.sandbox.fakegithub import DEFAULT_PERMISSIONS, FakeGitHub, app_client, serve
 from tests.harness import perfbot_process
 
 PUBLIC = "https://perfbot.example.org"

@@ -36,8 +36,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from perfbot.sandbox.fakegithub import Hold, Run
 from tests.deadline import within
-from tests.fakegithub import Hold, Run
 from tests.harness import (
     ZPERF_BASE,
     ServiceClient,

@@ -13,7 +13,7 @@ from perfbot.github.app import GitHubApp
 from perfbot.github.errors import GitHubError, GitHubUnavailable, RateLimited
 from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import GET_RETRIES
-from tests.fakegithub import rsa_keypair
+from perfbot.sandbox.fakegithub import rsa_keypair
 from tests.harness import INSTALLATION, World
 
 

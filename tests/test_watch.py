@@ -18,8 +18,8 @@ import httpx
 
 from perfbot.app.watch_issues import ISSUE_LABEL
 from perfbot.engine.show.watch import marker
-from tests.fakegithub import Issue
-from tests.fakegithub import Run as FakeRun
+from perfbot.sandbox.fakegithub import Issue
+from perfbot.sandbox.fakegithub import Run as FakeRun
 from tests.harness import REPO_ID, World, assert_done, in_process_service, wait_idle, zip_of
 
 STEPPED = "udp_500M.receiver_mbps"

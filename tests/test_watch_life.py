@@ -17,7 +17,7 @@ import pytest
 from perfbot.app.watch_issues import ISSUE_LABEL, Paced
 from perfbot.engine.show.watch import marker
 from perfbot.github.errors import GitHubError
-from tests.fakegithub import Issue
+from perfbot.sandbox.fakegithub import Issue
 from tests.harness import REPO_ID, zip_of
 from tests.test_handlers import Bench, bench
 from tests.test_watch_pacing import watch_payload

@@ -1,5 +1,5 @@
 """The ``perfbot`` command line: ``compare``, ``formats``, ``serve``, ``comment``,
-``history`` and ``changes``."""
+``history``, ``changes`` and ``try``."""
 
 from __future__ import annotations
 
@@ -148,6 +148,21 @@ def _parser() -> argparse.ArgumentParser:
         help="write the change points as JSON here (never through a symbolic link)",
     )
     changes.set_defaults(run=_changes)
+
+    from perfbot.cli import trying
+
+    tryout = commands.add_parser(
+        "try",
+        help="watch the App work on this machine: a measured PR against a stand-in GitHub",
+        description="Start perfbot serve on SQLite against a stand-in GitHub on 127.0.0.1 "
+        "(no account, no network), deliver a measured pull request step by step (the "
+        "report, a second push, /perfbot rerun by a reviewer and by a stranger, a push on "
+        "main), print one line per step, and serve the PR's conversation as GitHub would "
+        "show it. Exit status: 0 played, 1 a step went wrong, 2 a usage error or something "
+        "missing (see docs/try.md).",
+    )
+    trying.add_arguments(tryout)
+    tryout.set_defaults(run=trying.run)
     return parser
 
 
