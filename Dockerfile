@@ -1,7 +1,7 @@
 # perfbot's GitHub App service (`perfbot serve`) as a small image.
 #
 #   docker build -t perfbot .
-#   docker run --env-file .env ... perfbot        (README, section Docker)
+#   docker run --env-file .env ... perfbot        (docs/operators/docker.md)
 #
 # Credentials come from the environment at run time, never from the image.
 

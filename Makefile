@@ -15,6 +15,7 @@ lint: setup
 	.venv/bin/mypy
 	scripts/lint-workflows
 	scripts/lint-dockerfile
+	scripts/build-docs
 
 test: lint
 	.venv/bin/python -m pytest

@@ -30,6 +30,8 @@
     ├── ManifestError (ValueError)            perfbot.github.manifest
     ├── FixturesMissing                       perfbot.sandbox.fixtures
     ├── HttpError                             perfbot.sandbox.plumbing
+    ├── RenderUnavailable                     perfbot.sandbox.markdown
+    ├── SceneError                            perfbot.cli.try_scene
     └── UsageError                            perfbot.cli.usage
 
 What each means:
@@ -55,7 +57,9 @@ What each means:
   answer; Busy is the 503 of a full body budget, not a job's).
 - FixturesMissing: the fake GitHub (``perfbot try``, the tests) cannot find the recorded
   payloads it answers from. HttpError: the fake's answer with an error status, raised by
-  its route handlers and never seen outside it.
+  its route handlers and never seen outside it. RenderUnavailable: what draws a comment
+  as GitHub does (cmark-gfm, GitHub's CSS, mermaid) is not installed. SceneError: a step
+  of ``perfbot try`` did not end as perfbot should end it.
 
 ``retryable`` (a class attribute, False unless marked above) means exactly "the same job,
 run again later, may succeed": the worker retries a job that raised such an error (with

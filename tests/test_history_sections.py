@@ -175,8 +175,9 @@ def test_a_hostile_name_breaks_no_history_section(hostile: str) -> None:
     assert len(root.find("details")) == 4
 
 
-def readme_history() -> History:
-    """The README's example ("History in the comment"): two pushes, six main commits."""
+def documented_history() -> History:
+    """The example of docs/maintainers/comment.md ("History in the comment"): two pushes, six
+    main commits."""
     key = ("qemu_x86", "tcp4_mbps")
 
     def moved(head: float) -> MetricResult:
@@ -200,13 +201,13 @@ def readme_history() -> History:
     )
 
 
-def test_the_readme_shows_the_sections_this_module_writes() -> None:
+def test_the_docs_show_the_sections_this_module_writes() -> None:
     from tests.paths import REPO  # noqa: PLC0415
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### History in the comment", 1)[1].split("\n### ", 1)[0]
+    page = (REPO / "docs" / "maintainers" / "comment.md").read_text(encoding="utf-8")
+    section = page.split("## History in the comment", 1)[1].split("\n## ", 1)[0]
     example = section.split("```markdown\n", 1)[1].split("\n```", 1)[0]
-    hist = readme_history()
+    hist = documented_history()
     assert example == "\n".join([*pushes_section(hist), "", *trend_section(hist)])
 
 

@@ -1,4 +1,4 @@
-"""The direction of imports between perfbot's layers (README, section Development).
+"""The direction of imports between perfbot's layers (docs/development.md).
 
     cli -> app -> github -> store -> engine -> model, errors       support: beside the base
     cli -> sandbox -> model, errors, support

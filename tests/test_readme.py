@@ -1,4 +1,6 @@
-"""The README's commands, settings and configuration keys match what perfbot accepts."""
+"""The documentation's commands, settings and configuration keys match what perfbot accepts:
+the shell blocks of README.md and docs/**/*.md, the operator-settings table
+(docs/operators/settings.md) and the configuration example (docs/maintainers/configuration.md)."""
 
 from __future__ import annotations
 
@@ -15,17 +17,26 @@ from perfbot.cli import _parser
 from tests.paths import shared
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
+# Every page, README first: the commands shown anywhere must parse.
+PAGES = "\n".join(
+    path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+)
+SETTINGS = (DOCS / "operators" / "settings.md").read_text(encoding="utf-8")
+CONFIGURATION = (DOCS / "maintainers" / "configuration.md").read_text(encoding="utf-8")
 # Variables only perfbot itself sets for the processes it starts.
 INTERNAL_VARIABLES = {"PERFBOT_LOG_LEVEL"}
+# perfbot try's own (where the stand-in GitHub finds its payloads and the page its CSS and
+# mermaid), not the App's: docs/try.md documents them.
+TRY_VARIABLES = {"PERFBOT_FIXTURES", "PERFBOT_RENDER_ASSETS"}
 
 
-def code_blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.DOTALL)
+def code_blocks(language: str, text: str = PAGES) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
 def perfbot_commands() -> list[list[str]]:
-    """Every ``perfbot …`` line of the README's shell blocks, continuation lines joined."""
+    """Every ``perfbot …`` line of the pages' shell blocks, continuation lines joined."""
     commands = []
     for block in code_blocks("sh"):
         for line in block.replace("\\\n", " ").splitlines():
@@ -37,7 +48,7 @@ def perfbot_commands() -> list[list[str]]:
     return commands
 
 
-def test_the_readme_shows_perfbot_commands() -> None:
+def test_the_documentation_shows_perfbot_commands() -> None:
     used = {words[0] for words in perfbot_commands()}
     assert {"compare", "serve", "setup", "comment"} <= used
 
@@ -55,21 +66,25 @@ def test_every_operator_setting_is_documented() -> None:
     for module in (ROOT / "perfbot").rglob("*.py"):
         read |= set(re.findall(r'"(PERFBOT_[A-Z_]+)"', module.read_text(encoding="utf-8")))
     # The rows of the operator-settings table (a row may name two variables).
-    rows = re.findall(r"^\| (`PERFBOT_[^|]*)\|", README, flags=re.MULTILINE)
+    rows = re.findall(r"^\| (`PERFBOT_[^|]*)\|", SETTINGS, flags=re.MULTILINE)
     documented = {name for row in rows for name in re.findall(r"`(PERFBOT_[A-Z_]+)`", row)}
-    assert read - INTERNAL_VARIABLES - documented == set()
-    assert documented - read == set(), "the README documents a setting perfbot never reads"
+    assert read - INTERNAL_VARIABLES - TRY_VARIABLES - documented == set()
+    try_page = (ROOT / "docs" / "try.md").read_text(encoding="utf-8")
+    assert {name for name in TRY_VARIABLES if name not in try_page} == set()
+    assert documented - read == set(), "the docs document a setting perfbot never reads"
 
 
 def test_every_configuration_key_is_documented() -> None:
-    (example,) = [block for block in code_blocks("yaml") if "fail_on_regression" in block]
+    (example,) = [
+        block for block in code_blocks("yaml", CONFIGURATION) if "fail_on_regression" in block
+    ]
     keys = set(re.findall(r"^([a-z_]+):", example, flags=re.MULTILINE))
     assert set(_READERS) - {"exclude"} == keys
-    assert "`exclude:" in README or "say `exclude:" in README
+    assert "say `exclude:" in CONFIGURATION
 
 
 def test_the_documented_compare_example_runs(tmp_path: Path) -> None:
-    """The README's `perfbot compare` example, with a head file made from the base."""
+    """The `perfbot compare` example of docs/cli/compare.md, with a head file made from the base."""
     base = shared("zephyr-zperf/README-loopback-icount_expected_output.txt")
     head = tmp_path / "my-head-run.log"
     head.write_text(base.read_text(encoding="utf-8"), encoding="utf-8")

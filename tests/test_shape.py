@@ -1,7 +1,7 @@
-"""The shape of the code, as the README's Development section promises it: modules of one
+"""The shape of the code, as docs/development.md promises it: modules of one
 job each (none over 500 lines), handlers that read top to bottom (no function over 50
 lines), a name used in at most two packages, one place that judges a report, and a
-layout table in the README that lists every module there is."""
+layout table in docs/development.md that lists every module there is."""
 
 from __future__ import annotations
 
@@ -77,14 +77,14 @@ def test_a_report_is_judged_in_one_place() -> None:
     assert uses_of("judge_report") == {"cli/compare.py", "app/reporting.py", "app/actions.py"}
 
 
-# --- the README's layout table -----------------------------------------------------------------
+# --- the layout table of docs/development.md -------------------------------------------------
 
 _ROW = re.compile(r"^\| `(perfbot/[^`]*)` \|")
 
 
-def layout_rows(readme: str) -> list[str]:
-    """The module column of the README's layout table (every row naming a perfbot path)."""
-    return [m.group(1) for line in readme.splitlines() if (m := _ROW.match(line))]
+def layout_rows(page: str) -> list[str]:
+    """The module column of the layout table (every row naming a perfbot path)."""
+    return [m.group(1) for line in page.splitlines() if (m := _ROW.match(line))]
 
 
 def module_entries() -> set[str]:
@@ -98,8 +98,8 @@ def module_entries() -> set[str]:
     return entries
 
 
-def test_the_readme_layout_table_lists_every_module_once() -> None:
-    rows = layout_rows((REPO / "README.md").read_text(encoding="utf-8"))
+def test_the_layout_table_lists_every_module_once() -> None:
+    rows = layout_rows((REPO / "docs" / "development.md").read_text(encoding="utf-8"))
     assert len(rows) == len(set(rows)), "a module listed twice"
     assert set(rows) == module_entries()
 

@@ -149,7 +149,7 @@ def _required(env: Mapping[str, str], name: str) -> str:
     if not value:
         raise SettingsError(
             f"{name} is not set: perfbot needs it to talk to GitHub "
-            "(see `perfbot setup` or the README, section Operator settings)."
+            "(see `perfbot setup` or docs/operators/settings.md)."
         )
     return value
 

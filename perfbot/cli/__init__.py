@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve",
         help="run the GitHub App: webhook endpoint and workers",
         description="Run the webhook service. Settings come from PERFBOT_* environment "
-        "variables (see the README, section Operator settings).",
+        "variables (see docs/operators/settings.md).",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
@@ -167,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _compare_arguments(comp: argparse.ArgumentParser) -> None:
-    """The options of `perfbot compare`, grouped by what they are for (see README)."""
+    """The options of `perfbot compare`, grouped by what they are for (see docs/cli/compare.md)."""
     comp.add_argument("paths", nargs="+", metavar="BASE HEAD | DIR | RUN")
     judging = comp.add_argument_group("judging")
     judging.add_argument(

@@ -69,7 +69,7 @@ _DATE_HELP: Final = "YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS] with Z or ±HH:MM (UTC
 
 
 def add_arguments(history: argparse.ArgumentParser) -> None:
-    """The options of ``perfbot history`` (see README "perfbot history")."""
+    """The options of ``perfbot history`` (see docs/cli/history.md)."""
     history.add_argument(
         "--repo", required=True, metavar="OWNER/NAME", help="the repository (required)"
     )

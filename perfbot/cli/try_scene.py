@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfbot.cli.try_service import WEBHOOK_SECRET
+from perfbot.errors import PerfbotError
 from perfbot.sandbox.fakegithub import FakeGitHub, Pull, Repo, Run
 from perfbot.sandbox.hookshot import Hookshot
 from perfbot.sandbox.page import EMOJI, Conversation
@@ -36,7 +37,7 @@ STEP_SECONDS = 30.0
 POLL_SECONDS = 0.02
 
 
-class SceneError(RuntimeError):
+class SceneError(PerfbotError):
     """A step of the scene did not end as perfbot should end it (a bug, said plainly)."""
 
 

@@ -361,8 +361,8 @@ def create_setup_app(
                     f"<p>The App <b>{_e(credentials.name)}</b> (id {credentials.app_id}) was "
                     f"created on GitHub, but {_e(reason)} On "
                     f'<a href="{_e(credentials.html_url)}">its page</a>, generate a private key '
-                    "and set a webhook secret, then set the variables by hand (README, section "
-                    "Operator settings).</p>",
+                    "and set a webhook secret, then set the variables by hand (docs/operators/"
+                    "settings.md).</p>",
                     500,
                 )
             flow.done = True

@@ -23,7 +23,7 @@ VERSION = 2
 
 
 def comparison_document(comparison: Comparison) -> dict[str, Any]:
-    """The documented JSON shape (see README, "The JSON document"); values are medians."""
+    """The documented JSON shape (docs/formats.md, "The comparison document"): medians."""
     return {
         "perfbot": VERSION,
         "kind": COMPARISON,

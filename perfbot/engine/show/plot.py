@@ -1,7 +1,7 @@
 """Bar charts of a comparison, a single run or a metric's history, as self-contained SVG.
 
 Why a writer of our own rather than a library (figures of 2026-12-01, Python 3.11, one
-platform of eight metrics; see README "Charts"):
+platform of eight metrics; see docs/cli/compare.md, "Charts"):
 
 * pygal 3.1.3 is light (about 1 MB installed, imported in 60-140 ms) but writes an inline
   ``<script>`` element even with ``js=[]``, and a random chart id (a UUID) in every file,
