@@ -425,6 +425,8 @@ class Delivery:
     redelivery: bool = False
     delivered_at: datetime
     duration: float = 0.31
+    # What was sent (GET /app/hook/deliveries/{id} shows it): the payload, as JSON.
+    payload: Json | None = None
 
     @property
     def status(self) -> str:
@@ -978,8 +980,10 @@ class FakeGitHub:
         repository_id: int | None = None,
         redelivery: bool = False,
         delivered_at: datetime | None = None,
+        payload: Json | None = None,
     ) -> Delivery:
         delivery = Delivery(
+            payload=payload,
             id=self.next_id(),
             guid=guid or str(uuid.uuid4()),
             event=event,
@@ -2668,6 +2672,30 @@ def _list_deliveries(call: _Call) -> Response:
     return _json([_delivery_json(d) for d in page], headers=headers)
 
 
+def _get_delivery(call: _Call) -> Response:
+    """One attempt of the delivery log with its request and response, as GitHub shows it."""
+    delivery_id = call.int_param("delivery_id")
+    delivery = next((d for d in call.fake.deliveries if d.id == delivery_id), None)
+    if delivery is None:
+        raise _HttpError(404, "Not Found")
+    headers = {
+        "Accept": "*/*",
+        "User-Agent": "GitHub-Hookshot/fake",
+        "X-GitHub-Delivery": delivery.guid,
+        "X-GitHub-Event": delivery.event,
+        "X-GitHub-Hook-ID": "1",
+        "content-type": "application/json",
+    }
+    return _json(
+        {
+            **_delivery_json(delivery),
+            "url": "",
+            "request": {"headers": headers, "payload": delivery.payload},
+            "response": {"headers": {}, "payload": None},
+        }
+    )
+
+
 def _redeliver(call: _Call) -> Response:
     delivery_id = call.int_param("delivery_id")
     if not any(d.id == delivery_id for d in call.fake.deliveries):
@@ -3254,6 +3282,7 @@ _ROUTES: Final = (
     _route("POST", "/app/installations/{installation_id:int}/access_tokens",
            _create_installation_token),
     _route("GET", "/app/hook/deliveries", _list_deliveries),
+    _route("GET", "/app/hook/deliveries/{delivery_id:int}", _get_delivery),
     _route("POST", "/app/hook/deliveries/{delivery_id:int}/attempts", _redeliver),
     _Route("POST", _compile("/app-manifests/{code}/conversions"), _convert_manifest_code,
            "jwt", (), "read", public=True),
