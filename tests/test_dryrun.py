@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from perfbot.github.dryrun import SYNTHETIC_BASE, names_synthetic
+from perfbot.app.dryrun_page import markdown_renderer, page_html
+from perfbot.github.dryrun import SYNTHETIC_BASE, WouldWrite, names_synthetic
 from tests.harness import (
     ZPERF_BASE,
     World,
@@ -119,3 +120,23 @@ def test_turning_the_dry_run_off_starts_from_the_same_store(tmp_path: Path) -> N
     later = world.fake.requests[before:]
     assert not any(names_synthetic(r.path) for r in later)
     assert all(c.id < SYNTHETIC_BASE for c in world.fake.comments_on(world.repo, 7))
+
+
+def test_the_page_runs_nothing_a_pull_request_wrote() -> None:
+    """The comment's text is other people's: raw HTML is left out, the markdown escaped."""
+    entry = WouldWrite(
+        at=0.0,
+        method="POST",
+        path="/repos/acme/widget/issues/7/comments",
+        kind="comment",
+        summary="comment on #7",
+        repository="acme/widget",
+        installation=1,
+        delivery="d",
+        body="`tcp4` <script>alert(1)</script> <img src=x onerror=alert(1)>",
+    )
+    for render in (markdown_renderer(), None):
+        page = page_html([entry], 1, render)
+        assert "<script>" not in page
+        assert "<img" not in page
+        assert "&lt;script&gt;" in page  # the markdown itself, shown escaped

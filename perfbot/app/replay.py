@@ -40,6 +40,7 @@ Say = Callable[[str], None]
 # A would-be comment is printed up to this many lines (the /dry-run page shows it whole).
 BODY_LINES: Final = 40
 _STEPS: Final = (
+    (re.compile(r".*/app/installations/\d+/access_tokens"), "installation token"),
     (re.compile(r".*/contents/.*"), "configuration"),
     (re.compile(r".*/actions/runs/\d+/artifacts"), "artifacts"),
     (re.compile(r".*/actions/artifacts/\d+/zip"), "artifact download"),
@@ -141,6 +142,11 @@ async def _replay(how: Replay, recorded: Recorded) -> None:
         if not route.while_suspended and await store.is_suspended(job.installation_id):
             say(f"gates: installation {job.installation_id} is suspended: skipped")
             return
+        denied = f"{delivery.repository} is not" if delivery.repository else "no repository is"
+        say(
+            f"gates: {denied} on the operator's deny list; installation "
+            f"{job.installation_id} is not suspended"
+        )
         await _run(how, store, delivery.id, job.installation_id, typed)
 
 
