@@ -13,7 +13,7 @@ import pytest
 
 from perfbot.cli import main
 from tests.fakegithub import FakeGitHub, serve
-from tests.harness import INSTALLATION, World, settings_env
+from tests.harness import INSTALLATION, World, in_process_service, settings_env, wait_idle
 
 
 @pytest.fixture
@@ -145,3 +145,36 @@ def test_a_missing_file_or_unknown_delivery_gets_one_sentence(
     assert capsys.readouterr().err == (
         "perfbot: GitHub's delivery log has no delivery 987654 (it keeps three days).\n"
     )
+
+
+def test_a_store_is_replayed_on_a_copy(
+    world: World,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The run starts from the store's state (the PR's comment is edited, not created) and
+    the store itself is left as it was."""
+    payload = workflow_run_payload(world)
+    database = tmp_path / "perfbot.db"
+    with in_process_service(world, database) as client:
+        body, headers = world.delivery(world.fake.runs[1001])
+        assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        wait_idle(client.get)
+    (comment,) = world.fake.bot_comments(world.repo, 7)
+    before = database.read_bytes()
+    path = tmp_path / "payload.json"
+    path.write_text(json.dumps(payload))
+    monkeypatch.chdir(tmp_path)
+    with serve(world.fake) as served:
+        for name, value in settings_env(served.api_url, database).items():
+            monkeypatch.setenv(name, value)
+        writes_before = len(served.write_calls())
+        code = main(["replay", str(path), "--event", "workflow_run", "--store", str(database)])
+        assert code == 0
+        assert len(served.write_calls()) == writes_before
+    out = capsys.readouterr().out
+    assert f"would write: edit comment {comment.id}" in out
+    assert database.read_bytes() == before
+    assert main(["replay", str(path), "--event", "x", "--store", "postgresql://h/db"]) == 2
+    assert "--store takes a SQLite file" in capsys.readouterr().err

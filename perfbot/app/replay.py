@@ -6,9 +6,10 @@ triage (``routes.triage``: a job, or why none), the worker's gates (an installat
 suspended) and the job's handler run by the worker (``Worker.handle``), which asks the
 configuration, the deny list and the opt-outs, lists and downloads the artifacts, proves
 the PR and judges the report. GitHub is read as usual; every write stops in the adapter
-(``perfbot.github.dryrun``) and is said instead. The store is a temporary SQLite file
-unless one is named: then it is read and written as ``perfbot serve`` would (so point it
-at a copy), but no job is queued in it, and jobs the run queues are said, never run.
+(``perfbot.github.dryrun``) and is said instead. The store is a temporary SQLite file,
+or a copy of the SQLite store named: the job reads and writes it as ``perfbot serve``
+would, and the jobs it queues (a push run's watch) are said, never run, and never seen
+by a ``perfbot serve``.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import hashlib
 import logging
 import re
 import secrets
+import sqlite3
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
@@ -113,6 +115,7 @@ async def replay(how: Replay, recorded: Recorded) -> None:
 
 async def _replay(how: Replay, recorded: Recorded) -> None:
     say = how.say
+    source = None if how.store_url is None else _sqlite_file(how.store_url)
     try:
         delivery = parse_delivery(
             {"x-github-delivery": recorded.delivery_id, "x-github-event": recorded.event},
@@ -135,7 +138,7 @@ async def _replay(how: Replay, recorded: Recorded) -> None:
     typed = routes.decode(job.event, job.payload)
     route = routes.route_of(typed)
     say(f"triage: a job for {route.handler.rpartition(':')[2]} (serial key {job.serial_key})")
-    async with _store(how.store_url) as store:
+    async with _store(source) as store:
         if job.installation_id is None:
             say("gates: the delivery names no installation: ignored")
             return
@@ -219,14 +222,44 @@ class _Lines(logging.Handler):
 
 
 @asynccontextmanager
-async def _store(url: str | None) -> AsyncIterator[Store]:
+async def _store(source: Path | None) -> AsyncIterator[Store]:
+    """A temporary store, or a copy of the SQLite file ``source``: the job writes to it
+    (and may queue jobs), and no ``perfbot serve`` must ever see that."""
     with tempfile.TemporaryDirectory(prefix="perfbot-replay-") as directory:
-        store = open_store(url or str(Path(directory) / "replay.db"))
+        path = Path(directory) / "replay.db"
+        if source is not None:
+            _copy(source, path)
+        store = open_store(str(path))
         await store.setup()
         try:
             yield store
         finally:
             await store.close()
+
+
+def _sqlite_file(url: str) -> Path:
+    """The SQLite file ``--store`` names; raises ReplayError for anything else."""
+    scheme, sep, _ = url.partition("://")
+    if sep and not url.startswith("sqlite:///"):
+        raise ReplayError(
+            f"--store takes a SQLite file, which replay works on a copy of; {scheme}:// "
+            "stores cannot be copied here, so leave --store out (a temporary store)."
+        )
+    source = Path(url.removeprefix("sqlite:///"))
+    if not source.is_file():
+        raise ReplayError(f"--store names {source}, which is not a file.")
+    return source
+
+
+def _copy(source: Path, copy: Path) -> None:
+    try:
+        with (
+            closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as original,
+            closing(sqlite3.connect(copy)) as duplicate,
+        ):
+            original.backup(duplicate)
+    except sqlite3.Error as exc:
+        raise ReplayError(f"--store {source} cannot be copied: {exc}.") from None
 
 
 @contextmanager

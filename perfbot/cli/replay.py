@@ -40,8 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
         metavar="URL",
-        help="the store to read and write as perfbot serve would (default: a temporary "
-        "one; point it at a copy of perfbot's)",
+        help="a SQLite store whose state the run starts from (perfbot serve's database: "
+        "replay works on a copy of it); default: a temporary, empty one",
     )
 
 
