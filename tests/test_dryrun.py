@@ -6,6 +6,7 @@ posts the comment, and never names a comment, check run or issue the dry run mad
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,15 @@ import httpx
 import pytest
 
 from perfbot.app.dryrun_page import markdown_renderer, page_html
+from perfbot.app.settings import Settings
+from perfbot.cli import main
 from perfbot.github.dryrun import SYNTHETIC_BASE, WouldWrite, names_synthetic
 from tests.harness import (
     ZPERF_BASE,
     World,
     in_process_service,
     report_zip,
+    settings_env,
     wait_idle,
     zip_of,
 )
@@ -140,3 +144,20 @@ def test_the_page_runs_nothing_a_pull_request_wrote() -> None:
         assert "<script>" not in page
         assert "<img" not in page
         assert "&lt;script&gt;" in page  # the markdown itself, shown escaped
+
+
+def test_the_flag_and_the_variable_both_turn_the_dry_run_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--dry-run`` puts PERFBOT_DRY_RUN in the environment, where the processes of
+    ``PERFBOT_PROCESSES`` read their settings too."""
+    monkeypatch.chdir(tmp_path)  # no .env
+    # Set, so that monkeypatch takes it away again after the test (the flag sets it).
+    monkeypatch.setenv("PERFBOT_DRY_RUN", "off")
+    for name in ("PERFBOT_APP_ID", "PERFBOT_PRIVATE_KEY", "PERFBOT_PRIVATE_KEY_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["serve", "--dry-run"]) == 2  # no credentials: stops before serving
+    assert os.environ["PERFBOT_DRY_RUN"] == "1"
+    env = settings_env("http://127.0.0.1:1", tmp_path / "db")
+    assert Settings.from_env({**env, "PERFBOT_DRY_RUN": os.environ["PERFBOT_DRY_RUN"]}).dry_run
+    assert not Settings.from_env(env).dry_run
