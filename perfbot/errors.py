@@ -19,6 +19,7 @@
     │   ├── UnknownJob                        perfbot.app.jobs
     │   └── JobTooNew                         perfbot.app.jobs
     ├── ArtifactError                         perfbot.app.artifacts
+    ├── ReplayError                           perfbot.app.replay
     ├── SettingsError                         perfbot.app.settings
     ├── UnsafeYaml (ValueError)               perfbot.app.safeyaml
     ├── WebhookError                          perfbot.app.triage
@@ -59,7 +60,8 @@ What each means:
   payloads it answers from. HttpError: the fake's answer with an error status, raised by
   its route handlers and never seen outside it. RenderUnavailable: what draws a comment
   as GitHub does (cmark-gfm, GitHub's CSS, mermaid) is not installed. SceneError: a step
-  of ``perfbot try`` did not end as perfbot should end it.
+  of ``perfbot try`` did not end as perfbot should end it. ReplayError: ``perfbot replay``
+  cannot replay the delivery it was given (a bad file, an unknown id).
 
 ``retryable`` (a class attribute, False unless marked above) means exactly "the same job,
 run again later, may succeed": the worker retries a job that raised such an error (with

@@ -300,7 +300,13 @@ async def scene(world: World, app: GitHubApp) -> None:
     pull = world.pull(7, HEAD)
     run = world.measured_run(pull, 1001, report=report_zip({"tcp4_mbps": 5.0}))
     command = fake.add_comment(repo, 7, "/perfbot rerun", "bob")
-    fake.add_delivery("workflow_run", "completed", status_code=502, installation_id=INSTALLATION)
+    fake.add_delivery(
+        "workflow_run",
+        "completed",
+        status_code=502,
+        installation_id=INSTALLATION,
+        payload={"action": "completed", "installation": {"id": INSTALLATION}},
+    )
     owner, name = repo.owner, repo.name
     installation: Installation = app.installation(INSTALLATION)
     async with installation:
@@ -354,6 +360,9 @@ async def scene(world: World, app: GitHubApp) -> None:
     assert await app.bot_login() == fake.bot_login
     (attempt,) = await app.list_hook_deliveries(since=0, max_pages=2)
     await app.redeliver(attempt.id)
+    recorded = await app.hook_delivery(attempt.id)  # what `perfbot replay ID` reads
+    assert recorded is not None
+    assert recorded.event == "workflow_run"
 
 
 # Every operation perfbot's adapter uses: the scene must reach each of them.
@@ -362,6 +371,7 @@ PERFBOTS_OPERATIONS = {
     "GET /app",
     "GET /app/hook/deliveries",
     "POST /app/hook/deliveries/{delivery_id}/attempts",
+    "GET /app/hook/deliveries/{delivery_id}",
     "GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts",
     "GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}",
     "GET /repos/{owner}/{repo}/pulls/{pull_number}",

@@ -244,17 +244,32 @@ def job_for(
     ``repo_disabled`` is the operator's deny list: a denied repository gets no job at all.
     A delivery lacking a field GitHub always sets is no job either (nothing could run it).
     """
-    if operator_refusal(repo_disabled, delivery.repository) is not None:
-        return None
-    route = route_for(delivery.event, delivery.action, _subject(delivery))
+    job = triage(delivery, repo_disabled)
+    return None if isinstance(job, str) else job
+
+
+def triage(delivery: Delivery, repo_disabled: Callable[[str], bool]) -> NewJob | str:
+    """``job_for``'s answer, or why there is no job, in one line (``perfbot replay``)."""
+    refused = operator_refusal(repo_disabled, delivery.repository)
+    if refused is not None:
+        return f"{refused} (PERFBOT_DISABLED_REPOS): no job"
+    subject = _subject(delivery)
+    route = route_for(delivery.event, delivery.action, subject)
     if route is None:
-        return None
+        about = f" about a {subject.replace('_', ' ')}" if subject else ""
+        return (
+            f"perfbot does not act on {delivery.event} deliveries with the action "
+            f"{delivery.action!r}{about}: no job"
+        )
     try:
         job = _read(route, delivery)
-    except BadPayload:
-        return None
+    except BadPayload as exc:
+        return f"the delivery is unusable ({exc}): no job"
     if job is None:
-        return None
+        return (
+            "nothing for perfbot in it (not a person's /perfbot command, or a field GitHub "
+            "always sends is missing): no job"
+        )
     return NewJob(
         event=delivery.event,
         payload=encode(job),

@@ -19,12 +19,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from perfbot.app.dryrun_page import dry_run_endpoint
 from perfbot.app.ingest import WebhookEndpoint
 from perfbot.app.measurements import MeasurementRetention
 from perfbot.app.redeliver import Redeliverer, Sleep
 from perfbot.app.settings import Settings
 from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
+from perfbot.github.dryrun import DryRun
 from perfbot.github.pacing import Pacer
 from perfbot.github.transport import Transport
 from perfbot.store import Store, open_store
@@ -64,6 +66,8 @@ def create_app(
     """
     metrics = Metrics()
     holder: dict[str, Services] = {}
+    # The writes of a dry run, kept for /dry-run (this process's; the log has them all).
+    dry_run = DryRun(clock=clock) if settings.dry_run else None
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -85,7 +89,13 @@ def create_app(
             transport=github_transport,
             metrics=metrics,
             pacer=pacer,
+            dry_run=dry_run,
         )
+        if dry_run is not None:
+            log.warning(
+                "dry run: nothing is written to GitHub; each write perfbot would make is "
+                "logged (key would_write) and listed at GET /dry-run"
+            )
         if run_workers:
             worker = Worker(
                 store,
@@ -157,6 +167,8 @@ def create_app(
             Route("/webhook", webhook, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
+            # As /metrics: for the operator only (restrict both at the proxy).
+            Route("/dry-run", dry_run_endpoint(dry_run), methods=["GET"]),
         ],
         lifespan=lifespan,
     )

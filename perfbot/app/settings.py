@@ -113,6 +113,8 @@ class Settings:
     write_pace_seconds: float = DEFAULT_WRITE_PACE_SECONDS
     # Whether the default branch's watch runs where a repository says nothing (`watch:`).
     watch: bool = True
+    # Nothing written to GitHub: every write is logged and listed at /dry-run instead.
+    dry_run: bool = False
     # One sentence per deprecated variable that was set, for the service to log.
     deprecations: tuple[str, ...] = ()
 
@@ -135,6 +137,7 @@ class Settings:
             measurement_retention_days=_measurement_retention_days(env),
             write_pace_seconds=_write_pace_seconds(env),
             watch=_switch(env, "PERFBOT_WATCH", default=True),
+            dry_run=_switch(env, "PERFBOT_DRY_RUN", default=False),
             deprecations=_deprecations(env),
         )
 

@@ -15,10 +15,12 @@ from collections.abc import Callable
 from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
+from perfbot.app.jobs import AnyJob
 from perfbot.app.settings import DEFAULT_LEASE_SECONDS
 from perfbot.app.watch_issues import Paced
 from perfbot.errors import PerfbotError
 from perfbot.github.app import GitHubApp
+from perfbot.github.dryrun import acting_for
 from perfbot.github.errors import RateLimited, WaitForTurn
 from perfbot.github.pacing import installation_key
 from perfbot.store.base import Job, Store
@@ -228,26 +230,10 @@ class Worker:
                 return await self._defer(
                     job, owner, wait, f"waits for installation {job.installation_id}'s turn"
                 )
-            installation = self._github.installation(job.installation_id)
-            ctx = JobContext(
-                delivery_id=job.delivery_id,
-                installation=installation,
-                store=self._store,
-                app_id=self._github.app_id,
-                bot_login=self._github.bot_login,
-                configs=self._configs,
-                repo_disabled=self._repo_disabled,
-                now=self._clock,
-                worker=owner,
-                log=job_log,
-                watch_by_default=self._watch_by_default,
-            )
             with pacer.running(key) if pacer is not None else contextlib.nullcontext():
-                async with installation:
-                    # The handler says how its job ended in one line ("ignored: ...",
-                    # "comment 12 on PR 7 is up to date"), recorded with the job, so an
-                    # absence can be told from a crash.
-                    reason = await routes.handler_of(typed)(ctx, typed)
+                reason = await self.handle(
+                    typed, job.delivery_id, job.installation_id, owner, job_log
+                )
         except (Paced, WaitForTurn) as exc:
             # The watch's issue waits for its repository's minute, or the installation's
             # rate limit for its reset: a turn, not a failure.
@@ -265,6 +251,37 @@ class Worker:
             return await self._retry(job, owner, f"internal error ({type(exc).__name__})", job_log)
         await self._store.complete(job.id, owner, self._clock(), reason=_one_line(reason))
         return "done"
+
+    async def handle(
+        self,
+        typed: AnyJob,
+        delivery_id: str,
+        installation_id: int,
+        owner: str,
+        job_log: logging.LoggerAdapter[logging.Logger],
+    ) -> str:
+        """Run the handler of ``typed`` for its installation (``perfbot replay`` too)."""
+        installation = self._github.installation(installation_id)
+        ctx = JobContext(
+            delivery_id=delivery_id,
+            installation=installation,
+            store=self._store,
+            app_id=self._github.app_id,
+            bot_login=self._github.bot_login,
+            configs=self._configs,
+            repo_disabled=self._repo_disabled,
+            now=self._clock,
+            worker=owner,
+            log=job_log,
+            watch_by_default=self._watch_by_default,
+        )
+        # A dry run's records say which delivery and installation each write was for.
+        with acting_for(delivery_id, installation_id):
+            async with installation:
+                # The handler says how its job ended in one line ("ignored: ...",
+                # "comment 12 on PR 7 is up to date"), recorded with the job, so an
+                # absence can be told from a crash.
+                return await routes.handler_of(typed)(ctx, typed)
 
     async def _retry(
         self,

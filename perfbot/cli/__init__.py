@@ -1,5 +1,5 @@
-"""The ``perfbot`` command line: ``compare``, ``formats``, ``serve``, ``comment``,
-``history``, ``changes`` and ``try``."""
+"""The ``perfbot`` command line: ``compare``, ``formats``, ``serve``, ``replay``,
+``comment``, ``history``, ``changes`` and ``try``."""
 
 from __future__ import annotations
 
@@ -59,7 +59,27 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    serve.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="read GitHub as usual but write nothing to it: log each write perfbot would "
+        "make and list them at /dry-run (as PERFBOT_DRY_RUN=1)",
+    )
     serve.set_defaults(run=_serve)
+
+    from perfbot.cli import replay as replay_command
+
+    replay = commands.add_parser(
+        "replay",
+        help="run one webhook delivery through the App in a dry run and say what it decides",
+        description="Run one delivery (an id of the App's delivery log, or a payload file) "
+        "through perfbot's pipeline as `perfbot serve --dry-run` would, and print each "
+        "decision: the route, the gates, what is read from GitHub and what would be "
+        "written. Nothing is written to GitHub. Settings as perfbot serve reads them. "
+        "Exit status: 0 it ran (whatever it decided), 2 bad input.",
+    )
+    replay_command.add_arguments(replay)
+    replay.set_defaults(run=replay_command.run)
 
     setup = commands.add_parser(
         "setup",
@@ -318,6 +338,9 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
         return EXIT_USAGE
 
+    if args.dry_run:
+        # In the environment: the processes `perfbot serve` starts read it there too.
+        os.environ["PERFBOT_DRY_RUN"] = "1"
     try:
         load_env_file(os.environ)  # .env (or $PERFBOT_ENV_FILE); set variables win
         settings = Settings.from_env()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from functools import partial
 
@@ -9,11 +10,14 @@ import httpx
 from githubkit import AppAuthStrategy
 
 from perfbot.github.conditional import Validators
+from perfbot.github.dryrun import DryRun
+from perfbot.github.dryrun_transport import WriteGate
+from perfbot.github.errors import GitHubError
 from perfbot.github.installation import Installation
 from perfbot.github.pacing import APP_KEY, Pacer, installation_key
 from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import PAGE_SIZE, _call, _client, _pools, _SharedTransport
-from perfbot.github.types import HookDelivery
+from perfbot.github.types import HookDelivery, RecordedDelivery
 from perfbot.support.metrics import Metrics
 from perfbot.support.shared import SharedCalls
 
@@ -34,8 +38,11 @@ class GitHubApp:
         metrics: Metrics | None = None,
         max_connections: int = 32,
         pacer: Pacer | None = None,
+        dry_run: DryRun | None = None,
     ) -> None:
         self.app_id = app_id
+        # Set: nothing is written to GitHub, every write is recorded there instead.
+        self.dry_run = dry_run
         # Every installation's pace (and the App's own writes'); None: nothing paced.
         self.pacer = pacer
         self._transport = _SharedTransport(transport or _pools(max_connections), metrics)
@@ -45,7 +52,13 @@ class GitHubApp:
         self._storage_transport = (
             self._transport if transport else _SharedTransport(_pools(max_connections), metrics)
         )
-        self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._transport)
+        # Every API request passes the gate: a dry run's writes stop there, and so does any
+        # request naming an id a dry run made up (dry run or not: GitHub never sees one).
+        self._github = _client(
+            AppAuthStrategy(str(app_id), private_key),
+            base_url,
+            WriteGate(self._transport, dry_run),
+        )
         self._bot_login: str | None = None
         self._asking_bot_login: SharedCalls[None, str] = SharedCalls()
         self._token_gates: dict[int, TokenGate] = {}
@@ -123,6 +136,30 @@ class GitHubApp:
             "delivery log longer than %s pages: the older attempts were not read", max_pages
         )
         return attempts
+
+    async def hook_delivery(self, delivery_id: int) -> RecordedDelivery | None:
+        """The delivery attempt ``delivery_id`` of the App's log with its payload; None when
+        GitHub has none of that id (the log keeps three days)."""
+        send = partial(self._github.rest.apps.async_get_webhook_delivery, delivery_id)
+        try:
+            response = await _call("GET", send)
+        except GitHubError as exc:
+            if exc.status in (404, 422):
+                return None
+            raise
+        try:
+            data: object = json.loads(response.content)
+        except ValueError:
+            raise GitHubError(f"GitHub's answer about delivery {delivery_id} is not JSON") from None
+        request = data.get("request") if isinstance(data, dict) else None
+        payload = request.get("payload") if isinstance(request, dict) else None
+        if not isinstance(data, dict) or not isinstance(payload, dict):
+            raise GitHubError(f"GitHub's log holds no payload for delivery {delivery_id}")
+        return RecordedDelivery(
+            guid=str(data.get("guid") or delivery_id),
+            event=str(data.get("event") or ""),
+            body=json.dumps(payload).encode(),
+        )
 
     async def redeliver(self, delivery_id: int) -> None:
         """Ask GitHub to send the delivery attempt ``delivery_id`` again (never retried here),

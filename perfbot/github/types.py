@@ -94,6 +94,15 @@ class HookDelivery:
     action: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class RecordedDelivery:
+    """One delivery attempt as GitHub's log keeps it, with what it sent (``perfbot replay``)."""
+
+    guid: str
+    event: str
+    body: bytes  # the payload, as JSON
+
+
 # Repository roles from the least to the most powerful (collaborator-permission API).
 ROLES = ("none", "read", "triage", "write", "maintain", "admin")
 CHECK_RUN_TEXT_LIMIT = 65_535

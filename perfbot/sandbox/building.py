@@ -16,6 +16,7 @@ from perfbot.sandbox.common import (
     DEFAULT_PERMISSIONS,
     ROLE_TO_PERMISSION,
     TOKEN_LIFETIME,
+    Json,
     fake_sha,
 )
 from perfbot.sandbox.core import FakeCore
@@ -345,8 +346,10 @@ class FakeBuilding(FakeCore):
         repository_id: int | None = None,
         redelivery: bool = False,
         delivered_at: datetime | None = None,
+        payload: Json | None = None,
     ) -> Delivery:
         delivery = Delivery(
+            payload=payload,
             id=self.next_id(),
             guid=guid or str(uuid.uuid4()),
             event=event,

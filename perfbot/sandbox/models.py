@@ -29,6 +29,7 @@ from perfbot.sandbox.common import (
     LEVELS,
     AuthKind,
     ChaosKind,
+    Json,
     is_token_path,
 )
 
@@ -247,6 +248,8 @@ class Delivery:
     redelivery: bool = False
     delivered_at: datetime
     duration: float = 0.31
+    # What was sent (GET /app/hook/deliveries/{id} shows it): the payload, as JSON.
+    payload: Json | None = None
 
     @property
     def status(self) -> str:

@@ -18,6 +18,7 @@ from perfbot.sandbox.routes_app import (
     convert_manifest_code,
     create_installation_token,
     get_app,
+    get_delivery,
     list_deliveries,
     redeliver,
 )
@@ -52,6 +53,7 @@ ROUTES: Final = (
     api_route("POST", "/app/installations/{installation_id:int}/access_tokens",
               create_installation_token),
     api_route("GET", "/app/hook/deliveries", list_deliveries),
+    api_route("GET", "/app/hook/deliveries/{delivery_id:int}", get_delivery),
     api_route("POST", "/app/hook/deliveries/{delivery_id:int}/attempts", redeliver),
     ApiRoute("POST", compile_template("/app-manifests/{code}/conversions"), convert_manifest_code,
              "jwt", (), "read", public=True),

@@ -143,6 +143,30 @@ def list_deliveries(call: Call) -> Response:
     return json_response([delivery_json(d) for d in page], headers=headers)
 
 
+def get_delivery(call: Call) -> Response:
+    """One attempt of the delivery log with its request and response, as GitHub shows it."""
+    delivery_id = call.int_param("delivery_id")
+    delivery = next((d for d in call.fake.deliveries if d.id == delivery_id), None)
+    if delivery is None:
+        raise HttpError(404, "Not Found")
+    headers = {
+        "Accept": "*/*",
+        "User-Agent": "GitHub-Hookshot/fake",
+        "X-GitHub-Delivery": delivery.guid,
+        "X-GitHub-Event": delivery.event,
+        "X-GitHub-Hook-ID": "1",
+        "content-type": "application/json",
+    }
+    return json_response(
+        {
+            **delivery_json(delivery),
+            "url": "",
+            "request": {"headers": headers, "payload": delivery.payload},
+            "response": {"headers": {}, "payload": None},
+        }
+    )
+
+
 def redeliver(call: Call) -> Response:
     delivery_id = call.int_param("delivery_id")
     if not any(d.id == delivery_id for d in call.fake.deliveries):

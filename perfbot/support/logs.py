@@ -22,7 +22,8 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        for key in ("delivery", "event", "job", "attempt"):
+        # would_write: a write a dry run did not send (perfbot.github.dryrun).
+        for key in ("delivery", "event", "job", "attempt", "would_write"):
             value = getattr(record, key, None)
             if value is not None:
                 entry[key] = value
