@@ -134,6 +134,33 @@ def test_missing_fixtures_are_one_sentence(
     assert str(tmp_path) in err
 
 
+@pytest.mark.parametrize("content", ["nothing", "no report", "a symbolic link out"])
+def test_a_report_folder_perfbot_cannot_read_is_one_sentence_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
+    """Checked before anything starts, as `perfbot compare` would refuse it: a scene of
+    comments saying nothing was measured is not what --report was asked for."""
+    folder = tmp_path / "mine"
+    for side in ("base", "head"):
+        (folder / side / "board_a").mkdir(parents=True)
+    outside = tmp_path / "outside.log"
+    outside.write_text(zperf_log({"tcp4_mbps": 5.0}))
+    if content == "no report":
+        (folder / "base" / "board_a" / "x.json").write_text("garbage{{")
+        (folder / "head" / "board_a" / "x.json").write_text("garbage{{")
+    elif content == "a symbolic link out":
+        (folder / "base" / "board_a" / "zperf.log").write_text(zperf_log({"tcp4_mbps": 5.0}))
+        (folder / "head" / "board_a" / "zperf.log").symlink_to(outside)
+    assert main(["try", "--exit", "--dir", str(tmp_path / "db"), "--report", str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing started
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    side = "base" if content != "a symbolic link out" else "head"
+    assert lines[0].startswith(f"perfbot: {folder / side} holds no report file"), lines[0]
+    assert "Traceback" not in captured.err
+
+
 @pytest.mark.slow
 def test_chromium_draws_the_conversation_with_its_tables_and_charts(tmp_path: Path) -> None:
     port = free_port()

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perfbot.cli.localfiles import read_tree
 from perfbot.cli.try_service import WEBHOOK_SECRET
 from perfbot.errors import PerfbotError
 from perfbot.sandbox.fakegithub import FakeGitHub, Pull, Repo, Run
@@ -43,15 +44,14 @@ class SceneError(PerfbotError):
 
 def zipped(report: Path, *, head_from: str | None = None) -> bytes:
     """``report``'s ``base/`` and ``head/`` as the perf-report artifact; with ``head_from``,
-    only that side, named ``head/`` (a push run measures one commit)."""
+    only that side, named ``head/`` (a push run measures one commit). Each side is read as
+    `perfbot compare` reads it: no link out of it followed, no file read past the cap."""
     buffer = io.BytesIO()
     sides = [head_from] if head_from else ["base", "head"]
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for side in sides:
-            for path in sorted((report / side).rglob("*")):
-                if path.is_file() and not path.is_symlink():
-                    inside = path.relative_to(report / side).as_posix()
-                    archive.writestr(f"{'head' if head_from else side}/{inside}", path.read_bytes())
+            for file in read_tree(report / side).files:
+                archive.writestr(f"{'head' if head_from else side}/{file.path}", file.data)
     return buffer.getvalue()
 
 

@@ -53,13 +53,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def report_dir(given: Path | None) -> Path:
-    """The folder the scene measures: it must hold ``base/`` and ``head/``."""
+    """The folder the scene measures: it must hold ``base/`` and ``head/``, each with at
+    least one report file perfbot can read (read as `perfbot compare` reads it)."""
+    from perfbot.cli.localfiles import read_tree
+    from perfbot.engine.read.sides import read_side
+
     folder = given or DEMO_REPORT
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder: --report needs a DIR with base/ and head/")
     for side in ("base", "head"):
         if not (folder / side).is_dir():
             raise UsageError(f"{folder} has no {side}/ folder: --report needs base/ and head/")
+    for side in ("base", "head"):
+        if read_side(read_tree(folder / side).files).files_read == 0:
+            raise UsageError(
+                f"{folder / side} holds no report file perfbot can read: "
+                f"`perfbot compare {folder}` says why"
+            )
     return folder
 
 
