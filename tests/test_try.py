@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from perfbot.cli import main, trying
+from perfbot.cli import main, try_scene, try_service, trying
 from perfbot.sandbox import fixtures
 from perfbot.sandbox.page import Conversation, render_fragment
 from tests.harness import free_port, zperf_log
@@ -159,6 +159,31 @@ def test_a_report_folder_perfbot_cannot_read_is_one_sentence_and_exit_2(
     side = "base" if content != "a symbolic link out" else "head"
     assert lines[0].startswith(f"perfbot: {folder / side} holds no report file"), lines[0]
     assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize("where", ["start-up", "scene"])
+def test_ctrl_c_before_the_scene_ends_is_one_line_and_exit_1(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+) -> None:
+    """Ctrl-C while the servers start or the scene plays: no traceback, the servers
+    stopped, and where the database is kept said."""
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    if where == "start-up":
+        monkeypatch.setattr(try_service, "create_app", interrupted)
+    else:
+        monkeypatch.setattr(try_scene.Scene, "play", interrupted)
+    database = tmp_path / "db" / "perfbot.db"
+    assert main(["try", "--exit", "--dir", str(database.parent)]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"perfbot try: stopped before the scene ended; the database is {database} (kept)"
+    ]
 
 
 @pytest.mark.slow

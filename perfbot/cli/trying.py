@@ -99,17 +99,27 @@ def run(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--dir {folder} cannot be made: {exc.strerror}") from None
-    with ExitStack() as stack:
-        return _play(
-            args,
-            report=report,
-            folder=folder,
-            assets=assets,
-            stack=stack,
-            out=out,
-            err=err,
-            played=played,
+    try:
+        with ExitStack() as stack:
+            return _play(
+                args,
+                report=report,
+                folder=folder,
+                assets=assets,
+                stack=stack,
+                out=out,
+                err=err,
+                played=played,
+            )
+    except KeyboardInterrupt:
+        # Ctrl-C while the servers start or the scene plays: they are stopped (the stack
+        # has unwound), and the folder is kept, as it would have been.
+        database = folder / "perfbot.db"
+        print(
+            f"perfbot try: stopped before the scene ended; the database is {database} (kept)",
+            file=err,
         )
+        return EXIT_FAILED
 
 
 def _play(
