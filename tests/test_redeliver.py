@@ -30,6 +30,7 @@ from perfbot.app.redeliver import (
 from perfbot.app.server import create_app
 from perfbot.app.settings import DEFAULT_REDELIVERY_MINUTES, Settings
 from perfbot.github.app import GitHubApp
+from perfbot.github.dryrun import DryRun
 from perfbot.github.errors import GitHubUnavailable, RateLimited
 from perfbot.github.types import HookDelivery
 from perfbot.sandbox.fakegithub import Delivery, FakeGitHub, rsa_keypair
@@ -197,6 +198,35 @@ async def test_a_second_sweep_and_another_replica_redeliver_nothing_more(
         await other.close()
         await other_store.close()
     assert fake.redeliveries == first
+
+
+async def test_a_dry_runs_sweep_leaves_the_missed_deliveries_for_the_real_one(
+    fake: FakeGitHub, store: Store
+) -> None:
+    await build_log(fake, store)
+    dry = GitHubApp(
+        fake.app_id,
+        rsa_keypair().private_pem,
+        fake.api_url,
+        transport=fake.transport(),
+        dry_run=DryRun(),
+    )
+    try:
+        held = await sweep(dry, store, owner="replica-a")
+    finally:
+        await dry.close()
+    assert len(held.redelivered) == 3
+    assert fake.redeliveries == []  # held back: GitHub was not asked
+    # --dry-run off, the same store: the three are still missed, and asked for now.
+    real = GitHubApp(
+        fake.app_id, rsa_keypair().private_pem, fake.api_url, transport=fake.transport()
+    )
+    try:
+        result = await sweep(real, store, owner="replica-a")
+    finally:
+        await real.close()
+    assert result.redelivered == held.redelivered
+    assert len(fake.redeliveries) == 3
 
 
 async def test_replicas_sweeping_together_ask_once_per_event(

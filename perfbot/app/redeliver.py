@@ -217,6 +217,11 @@ async def _sweep_locked(
             # GitHub asks integrations to space out their writes (secondary rate limits).
             await sleep(pause)
         await _redeliver(github, store, attempt)
+        if github.dry_run is not None:
+            # Held back, not asked for: the claim is handed back and the cursor stays, so
+            # the sweep after --dry-run is turned off still finds the delivery missed.
+            await store.release_redelivery(attempt.guid)
+            complete = False
         redelivered.append(attempt.guid)
         if metrics is not None:
             metrics.redeliveries.labels(attempt.event).inc()
