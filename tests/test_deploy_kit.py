@@ -285,6 +285,9 @@ def caddy_problems(kit: Path) -> list[str]:
     return problems + rate_limit_problems(kit)
 
 
+MAX_EVENTS_PER_SECOND = 1000
+
+
 def rate_limit_problems(kit: Path) -> list[str]:
     """A rate_limit zone per client address (the TCP peer), with events and a window."""
     _, block = without_block((kit / "Caddyfile").read_text(encoding="utf-8"), "rate_limit")
@@ -296,6 +299,26 @@ def rate_limit_problems(kit: Path) -> list[str]:
         problems.append(f"the rate limit is keyed by {words.get('key')}, not the client address")
     if "zone" not in block or "events" not in words or "window" not in words:
         problems.append("the rate_limit block lacks a zone, events or a window")
+        return problems
+    # The defaults a .env that says nothing gets: a limit a webhook sender never meets
+    # (GitHub sends a few a second) but a flood does.
+    events = re.fullmatch(r"\{\$\w+:(\d+)\}|(\d+)", words["events"])
+    window = re.fullmatch(r"\{\$\w+:(\d+)s\}|(\d+)s", words["window"])
+    if events is None or window is None:
+        problems.append("the rate limit's events or window is not a number of events and seconds")
+    else:
+        per_second = int(events.group(1) or events.group(2)) / int(
+            window.group(1) or window.group(2)
+        )
+        if not 1 <= per_second <= MAX_EVENTS_PER_SECOND:
+            problems.append(f"the rate limit lets {per_second:g} requests a second through")
+    # rate_limit has no place in Caddy's directive order: outside a route (or a global
+    # `order`), the real image refuses the Caddyfile at start-up.
+    text = (kit / "Caddyfile").read_text(encoding="utf-8")
+    opener = [line.strip() for line in text[: text.index("rate_limit {")].splitlines()]
+    enclosing = next((line for line in reversed(opener) if line.endswith("{")), "")
+    if enclosing != "route {" and not re.search(r"^\s*order rate_limit", text, re.MULTILINE):
+        problems.append("rate_limit is outside a route block and no global order places it")
     return problems
 
 
@@ -543,6 +566,8 @@ BREAKAGES = [
         "client address",
     ),
     ("caddy", "Caddyfile", "rate_limit {", "rate_limits {", "rate_limit"),
+    ("caddy", "Caddyfile", "\troute {", "\thandle {", "outside a route"),
+    ("caddy", "Caddyfile", "WEBHOOK_RATE_EVENTS:500}", "WEBHOOK_RATE_EVENTS:50000000}", "a second"),
     ("caddy", "Caddyfile", "read_body 10s", "read_body 5m", "read_timeout"),
     ("caddy", "Caddyfile", "max_header_size 16KiB", "max_header_size 1MiB", "heads over"),
     ("caddy", "Caddyfile", "health_uri /healthz", "health_uri /health", "/health,"),
