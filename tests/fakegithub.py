@@ -512,7 +512,7 @@ class StorageRequest:
 
 @dataclass(kw_only=True)
 class _Knob:
-    kind: Literal["fail", "secondary", "hang"]
+    kind: Literal["fail", "secondary", "primary", "hang"]
     remaining: int
     path_contains: str
     status: int = 502
@@ -631,6 +631,7 @@ class FakeGitHub:
         # An installation's requests an hour (x-ratelimit-limit); a test lowers it to see
         # perfbot slow down as x-ratelimit-remaining runs low.
         self.rate_limit = 5000
+        self.primary_resets: list[int] = []  # the resets primary_rate_limit_next sent
         self._calls_per_installation: Counter[int] = Counter()  # for x-ratelimit-used
         self._knobs: list[_Knob] = []
         self._holds: list[Hold] = []
@@ -1098,6 +1099,15 @@ class FakeGitHub:
         )
         self._knobs.append(knob)
 
+    def primary_rate_limit_next(
+        self, count: int = 1, reset_in: int = 30, path_contains: str = ""
+    ) -> None:
+        """403 as GitHub answers an installation whose hourly requests are spent, ``count``
+        times: no ``retry-after``, ``x-ratelimit-remaining: 0`` and the window's reset
+        ``reset_in`` seconds ahead (each reset sent is kept in ``primary_resets``)."""
+        knob = _Knob(kind="primary", remaining=count, path_contains=path_contains, seconds=reset_in)
+        self._knobs.append(knob)
+
     def hang_next(self, count: int, seconds: float, path_contains: str = "") -> None:
         """Sleep ``seconds`` before answering the next ``count`` matching requests."""
         self._knobs.append(
@@ -1204,6 +1214,23 @@ class FakeGitHub:
                 headers={"retry-after": str(knob.retry_after), "x-ratelimit-remaining": "4990"},
                 documentation_url=f"{DOCS}/overview/rate-limits-for-the-rest-api"
                 "#about-secondary-rate-limits",
+            )
+        if (knob := self._take_knob("primary", path)) is not None:
+            reset = int(self.now().timestamp() + knob.seconds)
+            self.primary_resets.append(reset)
+            return _error_json(
+                403,
+                "API rate limit exceeded for installation. If you reach out to GitHub Support"
+                " for help, please include the request ID.",
+                headers={
+                    "x-ratelimit-limit": str(self.rate_limit),
+                    "x-ratelimit-remaining": "0",
+                    "x-ratelimit-used": str(self.rate_limit),
+                    "x-ratelimit-reset": str(reset),
+                    "x-ratelimit-resource": "core",
+                },
+                documentation_url=f"{DOCS}/overview/rate-limits-for-the-rest-api"
+                "#about-primary-rate-limits",
             )
         if (knob := self._take_knob("fail", path)) is not None:
             phrase = HTTPStatus(knob.status).phrase

@@ -11,10 +11,13 @@ import asyncio
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from perfbot.engine.show.render import MARKER
+from perfbot.github.app import GitHubApp
+from perfbot.github.errors import RateLimited
 from perfbot.github.pacing import (
     HOUR,
     MAX_READ_SPACING,
@@ -27,10 +30,11 @@ from perfbot.github.pacing import (
     PaceState,
 )
 from perfbot.store import SQLiteStore
-from tests.fakegithub import RecordedRequest
+from tests.fakegithub import RecordedRequest, rsa_keypair
 from tests.harness import World, assert_done, in_process_service_on, wait_until
 from tests.virtualtime import Quiet, VirtualClock
 
+T = TypeVar("T")
 SECONDS_APART = 1.0
 # GitHub's pace; leases beyond the clock's jumps (renewals run on real time).
 PACED = {"PERFBOT_WRITE_PACE_SECONDS": "1", "PERFBOT_LEASE_SECONDS": "3600"}
@@ -140,6 +144,64 @@ async def test_reads_are_spaced_out_once_the_rate_limit_runs_low() -> None:
     assert min(b - a for a, b in itertools.pairwise(spaced)) >= MAX_READ_SPACING
 
 
+class _Answer:
+    def __init__(self, headers: dict[str, str]) -> None:
+        self.headers = headers
+
+
+async def _settled(clock: VirtualClock, task: asyncio.Future[T]) -> T:
+    """``task``'s result, the clock jumped to each deadline it sleeps on (100 at most)."""
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if task.done():
+            break
+        if (deadline := clock.next_deadline()) is not None:
+            clock.jump_to(deadline)
+    return await task
+
+
+async def test_a_primary_limit_blocks_writes_until_its_reset_on_the_pacers_clock() -> None:
+    # The pacer's clock is days from the adapter's: the reset GitHub named is the moment
+    # kept, not a Retry-After worked out on another clock.
+    clock = VirtualClock(jumped=3 * 86400.0)
+    pacer = Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep)
+    reset = clock.now() + 30
+    sent: list[float] = []
+
+    async def send() -> None:
+        sent.append(clock.now())
+        if len(sent) == 1:
+            raise RateLimited("GitHub rate limit (PrimaryRateLimitExceeded)", 3600.0, reset)
+
+    await _settled(clock, asyncio.ensure_future(pacer.write("installation:1", False, send)))
+    assert len(sent) == 2  # refused once, sent again: not dropped
+    assert reset <= sent[1] < reset + 2
+    assert await pacer.backlog("installation:1") <= 2
+
+
+async def test_github_names_the_reset_of_a_spent_window_and_perfbot_keeps_it() -> None:
+    world = World.create()
+    world.pull(7, "a" * 40)
+    app = GitHubApp(
+        world.fake.app_id,
+        rsa_keypair().private_pem,
+        world.fake.api_url,
+        transport=world.fake.transport(),
+    )
+    try:
+        async with app.installation(1) as installation:
+            world.fake.primary_rate_limit_next(1, reset_in=30, path_contains="/comments")
+            with pytest.raises(RateLimited) as primary:
+                await installation.create_comment("acme", "widget", 7, "x")
+            world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="/comments")
+            with pytest.raises(RateLimited) as secondary:
+                await installation.create_comment("acme", "widget", 7, "y")
+    finally:
+        await app.close()
+    assert primary.value.reset == world.fake.primary_resets[0]
+    assert (secondary.value.reset, secondary.value.retry_after) == (None, 3.0)
+
+
 # -- the service, end to end ----------------------------------------------------------------
 
 
@@ -229,5 +291,32 @@ def test_a_secondary_limit_delays_the_writes_behind_it_and_loses_none(
     later = [w for w in writes if w.at > refused.at]
     assert later  # the refused write and the ones behind it were all sent again
     assert min(w.at for w in later) >= refused.at + 3.0
+    edits = [w for w in writes if "/issues/comments/" in w.path and w.status == 200]
+    assert len(edits) == 5
+
+
+def test_a_spent_rate_limit_delays_the_writes_behind_it_until_its_reset(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    # GitHub's primary limit: no Retry-After, x-ratelimit-remaining 0, the window's reset
+    # 30 s ahead. The reset is a moment, kept on perfbot's own clock.
+    world = World.create()
+    world.fake.now = clock.datetime
+    database = tmp_path / "perfbot.db"
+    deliveries = updates(world, range(1, 6), 3000)
+    world.fake.primary_rate_limit_next(1, reset_in=30, path_contains="/issues/comments/")
+    with in_process_service_on(world, database, clock.now, clock.sleep, PACED) as client:
+        for body, headers in deliveries:
+            assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        run_until(Quiet(clock, database))
+        for _, headers in deliveries:
+            assert_done(client.database, headers["X-GitHub-Delivery"])
+    assert all(shows(world, number, 3000 + number) for number in range(1, 6))
+    (reset,) = world.fake.primary_resets
+    writes = writes_of(world, 1)
+    (refused,) = [w for w in writes if w.status == 403]
+    later = [w for w in writes if w.at > refused.at]
+    assert later
+    assert reset <= min(w.at for w in later) < reset + 3.0  # at the reset, not long after
     edits = [w for w in writes if "/issues/comments/" in w.path and w.status == 200]
     assert len(edits) == 5
