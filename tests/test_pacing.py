@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -17,7 +17,7 @@ import pytest
 
 from perfbot.engine.show.render import MARKER
 from perfbot.github.app import GitHubApp
-from perfbot.github.errors import RateLimited
+from perfbot.github.errors import RateLimited, WaitForTurn
 from perfbot.github.pacing import (
     HOUR,
     MAX_READ_SPACING,
@@ -30,6 +30,7 @@ from perfbot.github.pacing import (
     PaceState,
 )
 from perfbot.store import SQLiteStore
+from perfbot.support.metrics import Metrics
 from tests.fakegithub import RecordedRequest, rsa_keypair
 from tests.harness import World, assert_done, in_process_service_on, wait_until
 from tests.virtualtime import Quiet, VirtualClock
@@ -160,6 +161,35 @@ async def _settled(clock: VirtualClock, task: asyncio.Future[T]) -> T:
     return await task
 
 
+async def test_a_spent_window_holds_reads_until_its_reset() -> None:
+    clock = VirtualClock()
+    pacer = Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep)
+    times: list[float] = []
+
+    def answering(headers: dict[str, str]) -> Callable[[], Awaitable[_Answer]]:
+        async def send() -> _Answer:
+            times.append(clock.now())
+            return _Answer(headers)
+
+        return send
+
+    soon = clock.now() + 5
+    spent = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(soon)}
+    await _settled(clock, asyncio.ensure_future(pacer.read("installation:1", answering(spent))))
+    # The reset within the job's patience: the next read waits for it, then is sent.
+    later = {"x-ratelimit-remaining": "4999", "x-ratelimit-reset": str(soon + 3600)}
+    await _settled(clock, asyncio.ensure_future(pacer.read("installation:1", answering(later))))
+    assert times[1] >= soon
+    # Spent with the reset far ahead: the read is not sent; its job waits in the queue.
+    far = clock.now() + 600
+    spent_far = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(far)}
+    await pacer.read("installation:2", answering(spent_far))
+    with pytest.raises(WaitForTurn) as turn:
+        await pacer.read("installation:2", answering(later))
+    assert turn.value.retry_after == pytest.approx(600, abs=1)
+    assert len(times) == 3
+
+
 async def test_a_primary_limit_blocks_writes_until_its_reset_on_the_pacers_clock() -> None:
     # The pacer's clock is days from the adapter's: the reset GitHub named is the moment
     # kept, not a Retry-After worked out on another clock.
@@ -177,6 +207,38 @@ async def test_a_primary_limit_blocks_writes_until_its_reset_on_the_pacers_clock
     assert len(sent) == 2  # refused once, sent again: not dropped
     assert reset <= sent[1] < reset + 2
     assert await pacer.backlog("installation:1") <= 2
+
+
+async def test_the_pace_is_exported_as_prometheus_metrics() -> None:
+    clock = VirtualClock()
+    metrics = Metrics()
+    pacer = Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep, metrics=metrics)
+    reset = str(int(clock.now()) + 3600)
+
+    def sample(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(name, labels)
+
+    async def read(remaining: str) -> _Answer:
+        return _Answer({"x-ratelimit-remaining": remaining, "x-ratelimit-reset": reset})
+
+    await pacer.read("installation:1", lambda: read("4321"))
+    await pacer.read("installation:2", lambda: read("4000"))
+    assert sample("perfbot_github_rate_limit_remaining") == 4000  # the lowest
+    waiting: list[float | None] = []
+
+    async def write() -> None:
+        waiting.append(sample("perfbot_github_requests_waiting", kind="write"))
+
+    first = asyncio.ensure_future(pacer.write("installation:1", False, write))
+    second = asyncio.ensure_future(pacer.write("installation:1", False, write))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert sample("perfbot_github_requests_waiting", kind="write") == 1  # the second, queued
+    await _settled(clock, asyncio.gather(first, second))
+    assert sample("perfbot_github_requests_waiting", kind="write") == 0
+    assert sample("perfbot_github_pace_wait_seconds_count", kind="write") == 1
+    assert (sample("perfbot_github_pace_wait_seconds_sum", kind="write") or 0) >= SECONDS_APART
+    assert metrics.exposition().count(b"perfbot_github_rate_limit_remaining 4000.0") == 1
 
 
 async def test_github_names_the_reset_of_a_spent_window_and_perfbot_keeps_it() -> None:
