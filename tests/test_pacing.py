@@ -8,6 +8,7 @@ is the test's own wall time."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from perfbot.github.app import GitHubApp
 from perfbot.github.errors import RateLimited, WaitForTurn
 from perfbot.github.pacing import (
     HOUR,
+    JOBS_AT_ONCE,
     MAX_READ_SPACING,
     MINUTE,
     PER_HOUR,
@@ -28,6 +30,7 @@ from perfbot.github.pacing import (
     MemoryBook,
     Pacer,
     PaceState,
+    installation_key,
 )
 from perfbot.store import SQLiteStore
 from perfbot.support.metrics import Metrics
@@ -262,6 +265,82 @@ async def test_github_names_the_reset_of_a_spent_window_and_perfbot_keeps_it() -
         await app.close()
     assert primary.value.reset == world.fake.primary_resets[0]
     assert (secondary.value.reset, secondary.value.retry_after) == (None, 3.0)
+
+
+async def test_every_kind_of_write_keeps_the_pace() -> None:
+    # Comments, check runs, reactions, issues and re-runs of one installation, and the
+    # App's redeliveries under a key of their own, all asked for at once.
+    clock = VirtualClock()
+    world = World.create()
+    world.fake.now = clock.datetime
+    world.pull(7, "a" * 40)
+    said = world.fake.add_comment(world.repo, 7, "/perfbot rerun", "bob")
+    world.fake.add_run(world.repo, 4001, "a" * 40, "feature-7")
+    missed = [world.fake.add_delivery("workflow_run", "completed", status_code=502) for _ in "ab"]
+    app = GitHubApp(
+        world.fake.app_id,
+        rsa_keypair().private_pem,
+        world.fake.api_url,
+        transport=world.fake.transport(),
+        pacer=Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep),
+    )
+
+    async def jumping() -> None:
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if clock.asleep and (deadline := clock.next_deadline()) is not None:
+                clock.jump_to(deadline)
+
+    jumper = asyncio.create_task(jumping())
+    try:
+        async with app.installation(1) as gh:
+            await asyncio.gather(
+                gh.add_reaction("acme", "widget", said.id, "eyes"),
+                gh.create_comment("acme", "widget", 7, "a report"),
+                gh.create_issue("acme", "widget", "a change of level", "body"),
+                gh.upsert_check_run(
+                    "acme",
+                    "widget",
+                    check_run_id=None,
+                    name="perfbot",
+                    head_sha="a" * 40,
+                    conclusion="success",
+                    title="t",
+                    summary="s",
+                ),
+                gh.rerun_workflow_run("acme", "widget", 4001),
+                gh.update_comment("acme", "widget", said.id, "edited"),
+                *(app.redeliver(delivery.id) for delivery in missed),
+            )
+    finally:
+        jumper.cancel()
+        await app.close()
+    writes = writes_of(world, 1)
+    assert len(writes) == 6
+    assert min(b.at - a.at for a, b in itertools.pairwise(writes)) >= SECONDS_APART
+    notifying = [
+        w for w in writes if w.method == "POST" and w.path.endswith(("/comments", "/issues"))
+    ]
+    assert len(notifying) == 2
+    assert notifying[1].at - notifying[0].at >= 3 * SECONDS_APART
+    redeliveries = sorted(
+        (w for w in world.fake.write_calls() if "/attempts" in w.path), key=lambda w: w.at
+    )
+    assert len(redeliveries) == 2
+    assert redeliveries[1].at - redeliveries[0].at >= SECONDS_APART
+
+
+async def test_a_few_jobs_of_an_installation_run_at_once_the_rest_wait_in_the_queue() -> None:
+    pacer = Pacer(MemoryBook())
+    busy, other = installation_key(1), installation_key(2)
+    with contextlib.ExitStack() as running:
+        for _ in range(JOBS_AT_ONCE - 1):
+            running.enter_context(pacer.running(busy))
+        assert await pacer.admission(busy) is None
+        with pacer.running(busy):
+            assert await pacer.admission(busy) == pacer.interval  # back to the queue
+            assert await pacer.admission(other) is None  # another installation's runs
+    assert await pacer.admission(busy) is None
 
 
 # -- the service, end to end ----------------------------------------------------------------
