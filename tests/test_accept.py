@@ -114,6 +114,11 @@ async def test_a_readers_accept_gets_one_confused_reaction_and_nothing_else(benc
     assert comment(bench) == body
     assert check(bench).conclusion == "failure"
     assert await bench.store.pull_acknowledgements(REPO_ID, 7) == []
+    # One an hour: after it, the reader is told again, once.
+    bench.clock[0] += 3601
+    later = await said(bench, "/perfbot accept", READER, "d3")
+    assert later == "accept refused: reader has role read, write needed; reacted confused"
+    assert bench.reactions() == ["confused", "confused"]
 
 
 async def test_an_acceptance_holds_at_its_value_and_lapses_beyond_it(bench: Bench) -> None:

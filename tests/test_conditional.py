@@ -5,12 +5,14 @@ PR without comments is posted without listing them. The fake answers as GitHub d
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
 
+from perfbot.github.app import GitHubApp
 from perfbot.github.conditional import ENTRY_OVERHEAD, Validators
-from perfbot.sandbox.fakegithub import RecordedRequest
+from perfbot.sandbox.fakegithub import RecordedRequest, rsa_keypair
 from tests.harness import World, in_process_service, wait_idle, wait_until
 
 HEAD = "a" * 40
@@ -41,8 +43,10 @@ def pull_reads(requests: list[RecordedRequest]) -> list[RecordedRequest]:
 def test_a_pr_read_again_is_a_304_that_does_not_count(tmp_path: Path) -> None:
     world = World.create()
     world.pull(7, HEAD)
+    world.pull(8, "8" * 40)
     with in_process_service(world, tmp_path / "db") as client:
         first = deliver(client, world, 1001)
+        another = deliver(client, world, 2001, 8)  # a first comment, the configuration known
         # A PR without comments: no listing of them before the first comment.
         assert not [r for r in first if r.method == "GET" and r.path.endswith("/comments")]
         deliver(client, world, 1002)  # perfbot's own comment changed the PR: read anew
@@ -54,6 +58,16 @@ def test_a_pr_read_again_is_a_304_that_does_not_count(tmp_path: Path) -> None:
     counted = [r for r in steady if r.status != 304 and "access_tokens" not in r.path]
     assert len(counted) == 4  # the artifacts, the download, the comment, the check run
     assert world.fake.rate_limited_calls()[-4:] == counted
+    # A first comment once the process knows the configuration: 5 (the PR read once).
+    counted = [r for r in another if r.status != 304 and "access_tokens" not in r.path]
+    called = [f"{r.method} {r.path.removeprefix('/repos/acme/widget/')}" for r in counted]
+    assert [re.sub(r"/\d+/zip$", "/ID/zip", call) for call in called] == [
+        "GET actions/runs/2001/artifacts",
+        "GET pulls/8",  # the proof; read again before the write, a 304
+        "GET actions/artifacts/ID/zip",
+        "POST issues/8/comments",
+        "POST check-runs",
+    ]
 
 
 def test_a_change_on_github_is_read_at_once(tmp_path: Path) -> None:
@@ -98,3 +112,32 @@ def test_validators_keep_the_newest_answers_within_their_bytes() -> None:
     validators.put(("huge",), '"h"', "x", 10**9)
     assert validators.get(("huge",)) is None
     assert len(validators) == 3
+
+
+async def test_the_configuration_and_an_issue_read_again_are_304s() -> None:
+    world = World.create()
+    repo = world.repo
+    repo.files[".github/perfbot.yml"] = "threshold: 3\n"
+    issue = world.fake.add_issue(repo, title="a change of level", body="body")
+    app = GitHubApp(
+        world.fake.app_id,
+        rsa_keypair().private_pem,
+        world.fake.api_url,
+        transport=world.fake.transport(),
+    )
+    try:
+        async with app.installation(1) as installation:
+            texts = [await installation.get_file("acme", "widget", ".github/perfbot.yml")]
+            texts.append(await installation.get_file("acme", "widget", ".github/perfbot.yml"))
+            titles = [(await installation.get_issue("acme", "widget", issue.number)) for _ in "ab"]
+            repo.files[".github/perfbot.yml"] = "threshold: 4\n"
+            texts.append(await installation.get_file("acme", "widget", ".github/perfbot.yml"))
+    finally:
+        await app.close()
+    assert texts == ["threshold: 3\n", "threshold: 3\n", "threshold: 4\n"]
+    assert titles[0] == titles[1] is not None
+    reads = [r for r in world.fake.requests if r.method == "GET" and "access_tokens" not in r.path]
+    files = [r.status for r in reads if r.path.endswith("/perfbot.yml")]
+    issues = [r.status for r in reads if r.path.endswith(f"/issues/{issue.number}")]
+    assert (files, issues) == ([200, 304, 200], [200, 304])
+    assert not [r for r in world.fake.rate_limited_calls() if r.status == 304]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from perfbot.engine.judge import confirm
 from perfbot.engine.judge.compare import Verdict, compare
+from perfbot.engine.judge.judgement import EarlierAttempt, judge_report
+from perfbot.engine.judge.notices import Settled
+from perfbot.engine.read.report import ReadReport
 from perfbot.engine.read.sides import SideReport
 from tests.builders import side
 
@@ -51,3 +54,29 @@ def test_a_confirmed_red_stays_red() -> None:
     (metric,) = settled.platforms[0].metrics
     assert metric.beyond_tolerance
     assert metric.note.endswith(confirm.CONFIRMED)
+
+
+def test_a_second_attempt_settles_only_what_the_first_held() -> None:
+    base = stochastic({"drop": STEADY, "flat": STEADY})
+    head = stochastic({"drop": [90.0, 90.05, 89.95], "flat": STEADY})
+    key = (PLATFORM, "drop")
+    earlier = EarlierAttempt(
+        base=[(key, STEADY), ((PLATFORM, "flat"), STEADY)],
+        head=[(key, [90.0, 90.1, 89.9]), ((PLATFORM, "flat"), STEADY)],
+    )
+    judged = judge_report(ReadReport(base, head), earlier=earlier, attempt=2)
+    assert judged.settled == (key,)
+    assert [n for n in judged.notices if isinstance(n, Settled)] == [Settled(2, 1, 0)]
+
+
+def test_a_second_attempt_with_nothing_held_has_no_settled_notice() -> None:
+    # Attempt 1 would have called nothing red: attempt 2 settles nothing and says nothing
+    # of it (no "Settled" with empty keys).
+    base = stochastic({"flat": STEADY})
+    head = stochastic({"flat": [100.02, 99.97, 100.01]})
+    earlier = EarlierAttempt(
+        base=[((PLATFORM, "flat"), STEADY)], head=[((PLATFORM, "flat"), STEADY)]
+    )
+    judged = judge_report(ReadReport(base, head), earlier=earlier, attempt=2)
+    assert judged.settled == ()
+    assert not [n for n in judged.notices if isinstance(n, Settled)]

@@ -8,15 +8,20 @@ is the test's own wall time."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from perfbot.engine.show.render import MARKER
+from perfbot.github.app import GitHubApp
+from perfbot.github.errors import RateLimited, WaitForTurn
 from perfbot.github.pacing import (
     HOUR,
+    JOBS_AT_ONCE,
     MAX_READ_SPACING,
     MINUTE,
     PER_HOUR,
@@ -25,12 +30,15 @@ from perfbot.github.pacing import (
     MemoryBook,
     Pacer,
     PaceState,
+    installation_key,
 )
-from perfbot.sandbox.fakegithub import RecordedRequest
+from perfbot.sandbox.fakegithub import RecordedRequest, rsa_keypair
 from perfbot.store import SQLiteStore
+from perfbot.support.metrics import Metrics
 from tests.harness import World, assert_done, in_process_service_on, wait_until
 from tests.virtualtime import Quiet, VirtualClock
 
+T = TypeVar("T")
 SECONDS_APART = 1.0
 # GitHub's pace; leases beyond the clock's jumps (renewals run on real time).
 PACED = {"PERFBOT_WRITE_PACE_SECONDS": "1", "PERFBOT_LEASE_SECONDS": "3600"}
@@ -140,6 +148,201 @@ async def test_reads_are_spaced_out_once_the_rate_limit_runs_low() -> None:
     assert min(b - a for a, b in itertools.pairwise(spaced)) >= MAX_READ_SPACING
 
 
+class _Answer:
+    def __init__(self, headers: dict[str, str]) -> None:
+        self.headers = headers
+
+
+async def _settled(clock: VirtualClock, task: asyncio.Future[T]) -> T:
+    """``task``'s result, the clock jumped to each deadline it sleeps on (100 at most)."""
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if task.done():
+            break
+        if (deadline := clock.next_deadline()) is not None:
+            clock.jump_to(deadline)
+    return await task
+
+
+async def test_a_spent_window_holds_reads_until_its_reset() -> None:
+    clock = VirtualClock()
+    pacer = Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep)
+    times: list[float] = []
+
+    def answering(headers: dict[str, str]) -> Callable[[], Awaitable[_Answer]]:
+        async def send() -> _Answer:
+            times.append(clock.now())
+            return _Answer(headers)
+
+        return send
+
+    soon = clock.now() + 5
+    spent = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(soon)}
+    await _settled(clock, asyncio.ensure_future(pacer.read("installation:1", answering(spent))))
+    # The reset within the job's patience: the next read waits for it, then is sent.
+    later = {"x-ratelimit-remaining": "4999", "x-ratelimit-reset": str(soon + 3600)}
+    await _settled(clock, asyncio.ensure_future(pacer.read("installation:1", answering(later))))
+    assert times[1] >= soon
+    # Spent with the reset far ahead: the read is not sent; its job waits in the queue.
+    far = clock.now() + 600
+    spent_far = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(far)}
+    await pacer.read("installation:2", answering(spent_far))
+    with pytest.raises(WaitForTurn) as turn:
+        await pacer.read("installation:2", answering(later))
+    assert turn.value.retry_after == pytest.approx(600, abs=1)
+    assert len(times) == 3
+
+
+async def test_a_primary_limit_blocks_writes_until_its_reset_on_the_pacers_clock() -> None:
+    # The pacer's clock is days from the adapter's: the reset GitHub named is the moment
+    # kept, not a Retry-After worked out on another clock.
+    clock = VirtualClock(jumped=3 * 86400.0)
+    pacer = Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep)
+    reset = clock.now() + 30
+    sent: list[float] = []
+
+    async def send() -> None:
+        sent.append(clock.now())
+        if len(sent) == 1:
+            raise RateLimited("GitHub rate limit (PrimaryRateLimitExceeded)", 3600.0, reset)
+
+    await _settled(clock, asyncio.ensure_future(pacer.write("installation:1", False, send)))
+    assert len(sent) == 2  # refused once, sent again: not dropped
+    assert reset <= sent[1] < reset + 2
+    assert await pacer.backlog("installation:1") <= 2
+
+
+async def test_the_pace_is_exported_as_prometheus_metrics() -> None:
+    clock = VirtualClock()
+    metrics = Metrics()
+    pacer = Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep, metrics=metrics)
+    reset = str(int(clock.now()) + 3600)
+
+    def sample(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(name, labels)
+
+    async def read(remaining: str) -> _Answer:
+        return _Answer({"x-ratelimit-remaining": remaining, "x-ratelimit-reset": reset})
+
+    await pacer.read("installation:1", lambda: read("4321"))
+    await pacer.read("installation:2", lambda: read("4000"))
+    assert sample("perfbot_github_rate_limit_remaining") == 4000  # the lowest
+    waiting: list[float | None] = []
+
+    async def write() -> None:
+        waiting.append(sample("perfbot_github_requests_waiting", kind="write"))
+
+    first = asyncio.ensure_future(pacer.write("installation:1", False, write))
+    second = asyncio.ensure_future(pacer.write("installation:1", False, write))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert sample("perfbot_github_requests_waiting", kind="write") == 1  # the second, queued
+    await _settled(clock, asyncio.gather(first, second))
+    assert sample("perfbot_github_requests_waiting", kind="write") == 0
+    assert sample("perfbot_github_pace_wait_seconds_count", kind="write") == 1
+    assert (sample("perfbot_github_pace_wait_seconds_sum", kind="write") or 0) >= SECONDS_APART
+    assert metrics.exposition().count(b"perfbot_github_rate_limit_remaining 4000.0") == 1
+
+
+async def test_github_names_the_reset_of_a_spent_window_and_perfbot_keeps_it() -> None:
+    world = World.create()
+    world.pull(7, "a" * 40)
+    app = GitHubApp(
+        world.fake.app_id,
+        rsa_keypair().private_pem,
+        world.fake.api_url,
+        transport=world.fake.transport(),
+    )
+    try:
+        async with app.installation(1) as installation:
+            world.fake.primary_rate_limit_next(1, reset_in=30, path_contains="/comments")
+            with pytest.raises(RateLimited) as primary:
+                await installation.create_comment("acme", "widget", 7, "x")
+            world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="/comments")
+            with pytest.raises(RateLimited) as secondary:
+                await installation.create_comment("acme", "widget", 7, "y")
+    finally:
+        await app.close()
+    assert primary.value.reset == world.fake.primary_resets[0]
+    assert (secondary.value.reset, secondary.value.retry_after) == (None, 3.0)
+
+
+async def test_every_kind_of_write_keeps_the_pace() -> None:
+    # Comments, check runs, reactions, issues and re-runs of one installation, and the
+    # App's redeliveries under a key of their own, all asked for at once.
+    clock = VirtualClock()
+    world = World.create()
+    world.fake.now = clock.datetime
+    world.pull(7, "a" * 40)
+    said = world.fake.add_comment(world.repo, 7, "/perfbot rerun", "bob")
+    world.fake.add_run(world.repo, 4001, "a" * 40, "feature-7")
+    missed = [world.fake.add_delivery("workflow_run", "completed", status_code=502) for _ in "ab"]
+    app = GitHubApp(
+        world.fake.app_id,
+        rsa_keypair().private_pem,
+        world.fake.api_url,
+        transport=world.fake.transport(),
+        pacer=Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep),
+    )
+
+    async def jumping() -> None:
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if clock.asleep and (deadline := clock.next_deadline()) is not None:
+                clock.jump_to(deadline)
+
+    jumper = asyncio.create_task(jumping())
+    try:
+        async with app.installation(1) as gh:
+            await asyncio.gather(
+                gh.add_reaction("acme", "widget", said.id, "eyes"),
+                gh.create_comment("acme", "widget", 7, "a report"),
+                gh.create_issue("acme", "widget", "a change of level", "body"),
+                gh.upsert_check_run(
+                    "acme",
+                    "widget",
+                    check_run_id=None,
+                    name="perfbot",
+                    head_sha="a" * 40,
+                    conclusion="success",
+                    title="t",
+                    summary="s",
+                ),
+                gh.rerun_workflow_run("acme", "widget", 4001),
+                gh.update_comment("acme", "widget", said.id, "edited"),
+                *(app.redeliver(delivery.id) for delivery in missed),
+            )
+    finally:
+        jumper.cancel()
+        await app.close()
+    writes = writes_of(world, 1)
+    assert len(writes) == 6
+    assert min(b.at - a.at for a, b in itertools.pairwise(writes)) >= SECONDS_APART
+    notifying = [
+        w for w in writes if w.method == "POST" and w.path.endswith(("/comments", "/issues"))
+    ]
+    assert len(notifying) == 2
+    assert notifying[1].at - notifying[0].at >= 3 * SECONDS_APART
+    redeliveries = sorted(
+        (w for w in world.fake.write_calls() if "/attempts" in w.path), key=lambda w: w.at
+    )
+    assert len(redeliveries) == 2
+    assert redeliveries[1].at - redeliveries[0].at >= SECONDS_APART
+
+
+async def test_a_few_jobs_of_an_installation_run_at_once_the_rest_wait_in_the_queue() -> None:
+    pacer = Pacer(MemoryBook())
+    busy, other = installation_key(1), installation_key(2)
+    with contextlib.ExitStack() as running:
+        for _ in range(JOBS_AT_ONCE - 1):
+            running.enter_context(pacer.running(busy))
+        assert await pacer.admission(busy) is None
+        with pacer.running(busy):
+            assert await pacer.admission(busy) == pacer.interval  # back to the queue
+            assert await pacer.admission(other) is None  # another installation's runs
+    assert await pacer.admission(busy) is None
+
+
 async def test_no_interval_means_no_caps_but_a_block_still_holds() -> None:
     # PERFBOT_WRITE_PACE_SECONDS=0: a server without secondary limits (a GHES with them off,
     # a test double); more writes than a minute's cap go at once, GitHub's block still waits.
@@ -156,14 +359,7 @@ async def test_no_interval_means_no_caps_but_a_block_still_holds() -> None:
     assert len(sent) == PER_MINUTE + 20
     assert sent[-1] - start < MINUTE  # capped, the 81st would wait out the minute
     await pacer.block("installation:1", start + 30.0)
-    task = asyncio.ensure_future(pacer.write("installation:1", True, send))
-    for _ in range(100):
-        await asyncio.sleep(0)
-        if task.done():
-            break
-        if (deadline := clock.next_deadline()) is not None:
-            clock.jump_to(deadline)
-    await task
+    await _settled(clock, asyncio.ensure_future(pacer.write("installation:1", True, send)))
     assert sent[-1] >= start + 30.0
 
 
@@ -202,7 +398,11 @@ def run_until(quiet: Quiet, done: Iterator[bool] | None = None, *, limit: int = 
         wait_until(lambda: quiet() and quiet(), 60, "every running job asleep on the clock")
         moment = quiet.next_moment()
         if moment is None:
-            return
+            # Nothing to wait for; but a job whose sleep ran out on real time since the
+            # check is awake and working, not done: done is no job running nor queued.
+            if quiet.idle():
+                return
+            continue
         quiet.clock.jump_to(moment)
     raise AssertionError(f"still busy after {limit} jumps")
 
@@ -256,5 +456,32 @@ def test_a_secondary_limit_delays_the_writes_behind_it_and_loses_none(
     later = [w for w in writes if w.at > refused.at]
     assert later  # the refused write and the ones behind it were all sent again
     assert min(w.at for w in later) >= refused.at + 3.0
+    edits = [w for w in writes if "/issues/comments/" in w.path and w.status == 200]
+    assert len(edits) == 5
+
+
+def test_a_spent_rate_limit_delays_the_writes_behind_it_until_its_reset(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    # GitHub's primary limit: no Retry-After, x-ratelimit-remaining 0, the window's reset
+    # 30 s ahead. The reset is a moment, kept on perfbot's own clock.
+    world = World.create()
+    world.fake.now = clock.datetime
+    database = tmp_path / "perfbot.db"
+    deliveries = updates(world, range(1, 6), 3000)
+    world.fake.primary_rate_limit_next(1, reset_in=30, path_contains="/issues/comments/")
+    with in_process_service_on(world, database, clock.now, clock.sleep, PACED) as client:
+        for body, headers in deliveries:
+            assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        run_until(Quiet(clock, database))
+        for _, headers in deliveries:
+            assert_done(client.database, headers["X-GitHub-Delivery"])
+    assert all(shows(world, number, 3000 + number) for number in range(1, 6))
+    (reset,) = world.fake.primary_resets
+    writes = writes_of(world, 1)
+    (refused,) = [w for w in writes if w.status == 403]
+    later = [w for w in writes if w.at > refused.at]
+    assert later
+    assert reset <= min(w.at for w in later) < reset + 3.0  # at the reset, not long after
     edits = [w for w in writes if "/issues/comments/" in w.path and w.status == 200]
     assert len(edits) == 5

@@ -19,6 +19,7 @@ from perfbot.engine.show.sections import headline
 from perfbot.sandbox.fakegithub import Run
 from tests.builders import side
 from tests.harness import World, assert_done, in_process_service, wait_idle, zip_of
+from tests.test_recording import rows
 
 QUARANTINE = Policy(rules=(MetricRule("*.jitter_ms", report_only=True),))
 STEADY = [100.0, 100.05, 99.95]
@@ -154,6 +155,14 @@ def test_the_app_neither_re_runs_nor_fails_the_check_for_a_report_only_metric(
     assert "Confirming" not in comment
     (check,) = world.fake.check_runs.values()
     assert check.conclusion == "success"
+    # Recorded like any metric, both sides: the branch's history and learned noise read it.
+    stored = {
+        (r["side"], r["metric"], r["sha"], tuple(json.loads(r["samples"]))) for r in rows(database)
+    }
+    assert stored == {
+        ("base", "udp.jitter_ms", BASE_SHA, tuple(STEADY)),
+        ("head", "udp.jitter_ms", HEAD_SHA, tuple(DROPPED)),
+    }
 
 
 def deliver(client: httpx.Client, world: World, run: Run) -> str:

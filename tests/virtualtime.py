@@ -94,6 +94,14 @@ class Quiet:
         asleep = self.clock.asleep
         return running == asleep and (due is None or due > self.clock.now())
 
+    def idle(self) -> bool:
+        """No job running nor queued: the service has nothing left to do."""
+        with closing(sqlite3.connect(f"file:{self.database}?mode=ro", uri=True)) as conn:
+            (left,) = conn.execute(
+                "SELECT COUNT(*) FROM jobs WHERE status IN ('running', 'queued')"
+            ).fetchone()
+        return int(left) == 0
+
     def next_moment(self) -> float | None:
         """The earliest moment something is waiting for: a sleeper's or a queued job's."""
         _, due = self._jobs()

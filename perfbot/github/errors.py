@@ -21,13 +21,16 @@ class GitHubUnavailable(GitHubError):
 
 
 class RateLimited(GitHubError):
-    """A primary or secondary rate limit: try again after ``retry_after`` seconds."""
+    """A primary or secondary rate limit: try again after ``retry_after`` seconds; ``reset``,
+    when GitHub named its window's reset instead of a ``Retry-After`` (a primary limit), is
+    that moment (seconds since the epoch), for a pace kept on its own clock."""
 
     retryable = True
 
-    def __init__(self, message: str, retry_after: float) -> None:
+    def __init__(self, message: str, retry_after: float, reset: float | None = None) -> None:
         super().__init__(message, 403)
         self.retry_after = retry_after
+        self.reset = reset
 
 
 class WaitForTurn(GitHubError):

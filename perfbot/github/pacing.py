@@ -229,7 +229,7 @@ class Pacer:
             except RateLimited as exc:
                 held += 1
                 log.warning("%s: a write met GitHub's rate limit: %s", key, exc)
-                await self.block(key, self._clock() + exc.retry_after)
+                await self.block(key, self._until(exc))
                 if held >= MAX_HELD:
                     raise
         raise RateLimited(f"{key}: writes held back by GitHub's rate limit", HORIZON)
@@ -247,6 +247,14 @@ class Pacer:
                 if await self._book.swap_pace(key, version, blocked, self._clock()):
                     return
         raise GitHubUnavailable(f"{key}: GitHub's block could not be recorded")
+
+    def _until(self, exc: RateLimited) -> float:
+        """When GitHub lets ``key`` write again: its window's reset when it named one (on
+        this pacer's clock, not the adapter's), else ``Retry-After`` from now."""
+        now = self._clock()
+        if exc.reset is not None and exc.reset > now:
+            return min(exc.reset, now + HOUR)
+        return now + exc.retry_after
 
     async def backlog(self, key: str) -> float:
         """How many seconds ahead ``key``'s booked writes (or GitHub's block) reach."""
@@ -328,7 +336,7 @@ class Pacer:
         try:
             return await self._observed(key, send)
         except RateLimited as exc:
-            await self.block(key, self._clock() + exc.retry_after)
+            await self.block(key, self._until(exc))
             raise
         finally:
             window = self._windows.get(key)

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Final, TypeVar
 
@@ -190,7 +190,9 @@ async def _mapped(send: Callable[[], Awaitable[T]]) -> T:
         return await send()
     except RateLimitExceeded as exc:
         raise RateLimited(
-            f"GitHub rate limit ({type(exc).__name__})", _seconds(exc.retry_after)
+            f"GitHub rate limit ({type(exc).__name__})",
+            _seconds(exc.retry_after),
+            _reset(exc.response.headers),
         ) from None
     except RequestFailed as exc:
         raise _status_error(exc.response.status_code, "call") from None
@@ -220,6 +222,17 @@ def _status_error(status: int, what: str) -> GitHubError:
     if status >= 500 or status == 429:
         return GitHubUnavailable(f"GitHub answered {status} to a {what}", status)
     return GitHubError(f"GitHub answered {status} to a {what}", status)
+
+
+def _reset(headers: Mapping[str, str]) -> float | None:
+    """The window's reset GitHub named (``x-ratelimit-reset``) when it gave no
+    ``Retry-After``: a primary limit, which lasts until that moment."""
+    if "retry-after" in headers:
+        return None
+    try:
+        return float(headers["x-ratelimit-reset"])
+    except (KeyError, ValueError):
+        return None
 
 
 def _seconds(delay: timedelta) -> float:

@@ -72,6 +72,7 @@ class FakeCore:
         # An installation's requests an hour (x-ratelimit-limit); a test lowers it to see
         # perfbot slow down as x-ratelimit-remaining runs low.
         self.rate_limit = 5000
+        self.primary_resets: list[int] = []  # the resets primary_rate_limit_next sent
         self._calls_per_installation: Counter[int] = Counter()  # for x-ratelimit-used
         self._knobs: list[Knob] = []
         self._holds: list[Hold] = []

@@ -34,6 +34,15 @@ class FakeKnobs(FakeBuilding):
         )
         self._knobs.append(knob)
 
+    def primary_rate_limit_next(
+        self, count: int = 1, reset_in: int = 30, path_contains: str = ""
+    ) -> None:
+        """403 as GitHub answers an installation whose hourly requests are spent, ``count``
+        times: no ``retry-after``, ``x-ratelimit-remaining: 0`` and the window's reset
+        ``reset_in`` seconds ahead (each reset sent is kept in ``primary_resets``)."""
+        knob = Knob(kind="primary", remaining=count, path_contains=path_contains, seconds=reset_in)
+        self._knobs.append(knob)
+
     def hang_next(self, count: int, seconds: float, path_contains: str = "") -> None:
         """Sleep ``seconds`` before answering the next ``count`` matching requests."""
         self._knobs.append(
@@ -140,6 +149,23 @@ class FakeKnobs(FakeBuilding):
                 headers={"retry-after": str(knob.retry_after), "x-ratelimit-remaining": "4990"},
                 documentation_url=f"{DOCS}/overview/rate-limits-for-the-rest-api"
                 "#about-secondary-rate-limits",
+            )
+        if (knob := self._take_knob("primary", path)) is not None:
+            reset = int(self.now().timestamp() + knob.seconds)
+            self.primary_resets.append(reset)
+            return error_json(
+                403,
+                "API rate limit exceeded for installation. If you reach out to GitHub Support"
+                " for help, please include the request ID.",
+                headers={
+                    "x-ratelimit-limit": str(self.rate_limit),
+                    "x-ratelimit-remaining": "0",
+                    "x-ratelimit-used": str(self.rate_limit),
+                    "x-ratelimit-reset": str(reset),
+                    "x-ratelimit-resource": "core",
+                },
+                documentation_url=f"{DOCS}/overview/rate-limits-for-the-rest-api"
+                "#about-primary-rate-limits",
             )
         if (knob := self._take_knob("fail", path)) is not None:
             phrase = HTTPStatus(knob.status).phrase

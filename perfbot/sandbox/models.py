@@ -339,7 +339,7 @@ class StorageRequest:
 
 @dataclass(kw_only=True)
 class Knob:
-    kind: Literal["fail", "secondary", "hang"]
+    kind: Literal["fail", "secondary", "primary", "hang"]
     remaining: int
     path_contains: str
     status: int = 502

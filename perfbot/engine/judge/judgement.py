@@ -102,9 +102,13 @@ def judge_report(
         policy,
         noise,
     )
-    held = min(len(confirm.pending(both)), len(keys)) if keys else 0
-    settled = Settled(attempt, held, len(keys) - held)
     comparison = acceptance.judge(confirm.settle(both, keys), accepted)
+    if not keys:
+        # Nothing of the first attempt's was waiting for this one: nothing to settle, and
+        # no notice saying so.
+        return Judgement(comparison, report, notices=lined_up)
+    held = min(len(confirm.pending(both)), len(keys))
+    settled = Settled(attempt, held, len(keys) - held)
     return Judgement(comparison, report, settled=keys, notices=(*lined_up, settled))
 
 

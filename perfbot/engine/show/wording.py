@@ -112,8 +112,6 @@ def _confirmation(notice: Notice) -> str:
             )
             return f"Not measured again before calling the regressions: {why}."
         case Settled(attempt=attempt, confirmed=held, not_reproduced=gone):
-            if held + gone == 0:
-                return f"Attempt {attempt} was compared together with attempt {attempt - 1}."
             return (
                 f"Attempt {attempt} re-measured what attempt {attempt - 1} would have "
                 f"called red, and both attempts' runs were compared together: {held} "
