@@ -209,7 +209,10 @@ def test_chaos_and_a_kill_lose_nothing_and_duplicate_nothing(  # noqa: PLR0915 o
     injected = world.fake.chaos_injected
     assert sum(injected.values()) >= 10, injected
     assert len(+injected) >= 3, injected
-    assert 'outcome="retried"' in metrics
+    # The restarted process's metrics count its jobs (whether one of them had to be retried
+    # depends on where chaos struck: GETs are retried in place, rate-limited writes resent
+    # by the pacer; tests/test_errors.py counts each outcome deterministically).
+    assert 'perfbot_jobs_total{event="workflow_run",outcome="done"}' in metrics
 
     for n in PULLS:
         comments = world.bot_comments(n)

@@ -191,7 +191,8 @@ async def test_the_worker_retries_exactly_what_is_retryable(
     monkeypatch.setattr(routes, "handler_of", lambda _job: handle)
     world = World.create()
     github = GitHubApp(world.fake.app_id, rsa_keypair().private_pem, world.fake.api_url)
-    worker = Worker(store, github, concurrency=1, repo_disabled=lambda _: False, metrics=Metrics())
+    metrics = Metrics()
+    worker = Worker(store, github, concurrency=1, repo_disabled=lambda _: False, metrics=metrics)
     payload = job_payloads.encode(jobs.InstallationJob("installation", "suspend", 1, None, ()))
     job = NewJob("installation", payload, "installation:1", 1)
     assert await store.record_delivery("d1", "installation", "suspend", job, time.time())
@@ -207,3 +208,8 @@ async def test_the_worker_retries_exactly_what_is_retryable(
     assert str(failure) in outcome.last_error  # its own sentence, not "internal error"
     expected = JobStatus.QUEUED if failure.retryable else JobStatus.FAILED
     assert outcome.status is expected, json.dumps(outcome.last_error)
+    # The operator's metrics count the run by how it ended.
+    deferred = isinstance(failure, Paced | WaitForTurn)
+    counted = "deferred" if deferred else "retried" if failure.retryable else "failed"
+    labels = {"event": "installation", "outcome": counted}
+    assert metrics.registry.get_sample_value("perfbot_jobs_total", labels) == 1.0
