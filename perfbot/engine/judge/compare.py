@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from perfbot.engine.judge import noise as noise_model
 from perfbot.engine.judge.noise import Noise
-from perfbot.engine.judge.policy import MetricRule, Policy
+from perfbot.engine.judge.policy import MetricRule, Policy, Resolved
 from perfbot.engine.judge.results import (
     MOVED,
     Comparison,
@@ -67,40 +67,92 @@ def compare(
     and the formats' priors are known.
     """
     policy = policy or Policy()
-    names = base.platforms | head.platforms
+    base_metrics, head_metrics = _metrics_by_platform(base), _metrics_by_platform(head)
+    names = base_metrics.keys() | head_metrics.keys()
     names |= {f.platform for f in base.failures} | {f.platform for f in head.failures}
     known = noise or {}
-    platforms = [_compare_platform(name, base, head, policy, known) for name in names]
+    rules = _Rules(policy)
+    platforms = [
+        _compare_platform(
+            name,
+            base,
+            head,
+            measured=(base_metrics.get(name), head_metrics.get(name)),
+            rules=rules,
+            known=known,
+        )
+        for name in names
+    ]
     platforms.sort(key=lambda p: (p.severity(), p.name))
     return Comparison(tuple(platforms), policy)
 
 
+def _metrics_by_platform(side: SideReport) -> dict[str, list[str]]:
+    """The metrics of each platform a side measured, in one pass over its series (a
+    platform at a time would walk every series once per platform)."""
+    grouped: dict[str, list[str]] = {}
+    for platform, metric in side.series:
+        grouped.setdefault(platform, []).append(metric)
+    return grouped
+
+
+class _Rules:
+    """What the policy says of each metric, asked once per metric name and scale.
+
+    Without overrides the answer depends on the scale alone; the judge of a metric
+    without learned noise depends only on its rule, so it is made once per rule too.
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self._policy = policy
+        self._known: dict[object, tuple[Resolved, _Judge]] = {}
+
+    def of(self, metric: str, scale: Scale) -> tuple[Resolved, _Judge]:
+        key: object = (metric, scale) if self._policy.rules else scale
+        found = self._known.get(key)
+        if found is None:
+            rule = self._policy.rule(metric, scale)
+            found = rule, _Judge(rule.better, rule.threshold, rule.tolerance)
+            self._known[key] = found
+        return found
+
+
 def _compare_platform(
-    name: str, base: SideReport, head: SideReport, policy: Policy, known: NoiseKnowledge
+    name: str,
+    base: SideReport,
+    head: SideReport,
+    *,
+    measured: tuple[list[str] | None, list[str] | None],
+    rules: _Rules,
+    known: NoiseKnowledge,
 ) -> PlatformResult:
     base_failures = [f for f in base.failures if f.platform == name]
     head_failures = [f for f in head.failures if f.platform == name]
+    base_metrics, head_metrics = measured
     unavailable = None
-    if name not in base.platforms:
+    if base_metrics is None:
         unavailable = "no base measurement"
-    elif name not in head.platforms:
+    elif head_metrics is None:
         unavailable = "no PR measurement"
     metrics = []
-    keys = {m for p, m in base.series if p == name} | {m for p, m in head.series if p == name}
+    keys = set(base_metrics or ()).union(head_metrics or ())
     for metric in sorted(keys):
         base_series, head_series = base.series.get((name, metric)), head.series.get((name, metric))
         present = head_series or base_series
         assert present is not None  # the metric came from one of the two sides
-        rule = policy.rule(metric, present.scale)
+        rule, judge = rules.of(metric, present.scale)
         if rule.ignore:
             continue
+        learned = known.get((name, metric)) if known else None
+        if learned is not None:
+            judge = _Judge(judge.better, judge.threshold, judge.tolerance, learned)
         result = _compare_metric(
             metric,
             base_series,
             head_series,
-            judge=_Judge(rule.better, rule.threshold, rule.tolerance, known.get((name, metric))),
-            base_failed=_covered(metric, base_failures),
-            head_failed=_covered(metric, head_failures),
+            judge=judge,
+            base_failed=bool(base_failures) and _covered(metric, base_failures),
+            head_failed=bool(head_failures) and _covered(metric, head_failures),
             unavailable=unavailable,
         )
         if rule.report_only:
