@@ -177,6 +177,21 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     assert "1 regression, 1 improvement" in result.stdout
 
 
+def test_compare_loads_no_event_loop(tmp_path: Path) -> None:
+    """``perfbot compare`` is a short process: building the parser of every command must
+    not import what only ``serve`` and ``replay`` use (asyncio brings ssl and sockets)."""
+    probe = (
+        "import sys\n"
+        "from perfbot.cli import main\n"
+        f"code = main(['compare', {str(ZPERF_BASE)!r}, {str(zperf_head(tmp_path))!r}])\n"
+        "print(code, sorted(m for m in ('asyncio', 'ssl', 'socket') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.stdout.splitlines()[-1] == "1 []", result.stderr
+
+
 # --- confinement: an untrusted checkout cannot make compare read outside it ----------------
 
 SECRET = "hunter2_secret_metric"

@@ -10,7 +10,6 @@ the same way (the environment, then ``.env``). The run itself is ``perfbot.app.r
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 from collections.abc import Mapping
@@ -46,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    # Here, not at the top: every command builds the parser, which imports this module,
+    # and asyncio (with ssl and sockets) costs `perfbot compare` tens of milliseconds.
+    import asyncio
+
     from perfbot.app.replay import Replay, ReplayError, fetch, replay
     from perfbot.app.settings import Settings, SettingsError, load_env_file
     from perfbot.errors import PerfbotError

@@ -10,7 +10,6 @@ up until Ctrl-C (or stops at once with ``--exit``).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import tempfile
 import threading
 import time
@@ -133,6 +132,10 @@ def _play(
     err: TextIO,
     played: Callable[[Conversation], None] | None,
 ) -> int:
+    # Here, not at the top: every command builds the parser, which imports this module,
+    # and asyncio (with ssl and sockets) costs `perfbot compare` tens of milliseconds.
+    import asyncio
+
     from perfbot.cli.try_scene import Scene, SceneError, set_stage
     from perfbot.cli.try_service import perfbot_serve, serving, settings_for
     from perfbot.sandbox.fakegithub import FakeGitHub, serve
