@@ -1,8 +1,10 @@
 """GitHub's JSON answers to the hot calls (``direct``) read straight into perfbot's types,
 the same values ``convert`` takes from githubkit's models, without building the models.
 
-Only the fields perfbot keeps are read, and each is checked for its type: an answer that
-lacks one, or has one of another type, raises ``GitHubError`` naming the call.
+The JSON is parsed by orjson (a few times faster than the standard library's, which
+httpx's ``.json()`` uses). Only the fields perfbot keeps are read, and each is checked
+for its type: an answer that lacks one, or has one of another type, raises
+``GitHubError`` naming the call.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
+import orjson
 from githubkit import Response
 
 from perfbot.github.convert import NOT_A_FILE
@@ -29,7 +32,7 @@ class _Unexpected(Exception):
 def read(response: Response[Any, Any], what: str) -> dict[str, Any]:
     """The answer's JSON object; GitHubError when it is none."""
     try:
-        data = response.json()
+        data = orjson.loads(response.content)
     except ValueError:
         raise GitHubError(f"GitHub's answer to {what} is not JSON") from None
     if not isinstance(data, dict):
@@ -156,7 +159,7 @@ def file_text(response: Response[Any, Any]) -> str:
     ``NOT_A_FILE`` for a directory (a list), a symlink or a submodule, ``"\\x00"`` for
     what is not UTF-8 text."""
     try:
-        data: object = response.json()
+        data: object = orjson.loads(response.content)
     except ValueError:
         raise GitHubError("GitHub's answer to a file's contents is not JSON") from None
     if not isinstance(data, dict) or data.get("type") != "file":
