@@ -1,30 +1,16 @@
 """githubkit's models as perfbot's plain types (``perfbot.github.types``): what the calls
-of ``installation`` return, converted in one place."""
+of ``installation`` that still go through githubkit's models return, converted in one
+place (the hot calls read their JSON straight into the types: ``answers``)."""
 
 from __future__ import annotations
 
-import base64
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
-from githubkit import Response
 from githubkit_schemas.latest import models
 from pydantic import BaseModel
 
-from perfbot.github.types import ArtifactInfo, CommentInfo, CommitInfo, IssueInfo, PullInfo
-
-
-def artifact_info(artifact: models.Artifact) -> ArtifactInfo:
-    run = artifact.workflow_run if isinstance(artifact.workflow_run, BaseModel) else None
-    return ArtifactInfo(
-        id=artifact.id,
-        name=artifact.name,
-        size_in_bytes=artifact.size_in_bytes,
-        expired=artifact.expired,
-        digest=artifact.digest if isinstance(artifact.digest, str) else None,
-        run_id=run.id if run is not None and isinstance(run.id, int) else None,
-        created_at=artifact.created_at.isoformat() if artifact.created_at else "",
-    )
+from perfbot.github.types import CommentInfo, CommitInfo, IssueInfo, PullInfo
 
 
 def pull_info(pull: models.PullRequest | models.PullRequestSimple) -> PullInfo:
@@ -95,15 +81,3 @@ def commit_info(commit: models.Commit) -> CommitInfo:
 
 # ``file_text`` of a path that is no file (a directory, a symlink, a submodule).
 NOT_A_FILE: Final = "\x00not a file"
-
-
-def file_text(response: Response[Any, Any]) -> str:
-    """A file's text from its contents answer (``"\\x00"``: not text, which the config
-    reader reports as invalid)."""
-    content = response.parsed_data
-    if not isinstance(content, models.ContentFile):
-        return NOT_A_FILE
-    try:
-        return base64.b64decode(content.content).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return "\x00"

@@ -17,16 +17,16 @@ import httpx
 from githubkit import GitHub
 from githubkit_schemas.latest import models
 
+from perfbot.github import answers
 from perfbot.github.conditional import Validators, conditional_read
 from perfbot.github.convert import (
     NOT_A_FILE,
-    artifact_info,
     comment_info,
     commit_info,
-    file_text,
     issue_info,
     pull_info,
 )
+from perfbot.github.direct import Direct
 from perfbot.github.errors import ArtifactGone, GitHubError
 from perfbot.github.pacing import Pacer, installation_key
 from perfbot.github.storage import fetch_blob
@@ -72,6 +72,8 @@ class Installation:
         validators: Validators | None = None,
     ) -> None:
         self._gh = github
+        # The hot calls, without githubkit's client and models (see ``direct``).
+        self._direct = Direct(github)
         # The last answers of the reads asked again (None: every read unconditional).
         self._validators = validators
         self._storage = storage
@@ -111,22 +113,23 @@ class Installation:
         await self._gh.__aexit__()
 
     async def list_run_artifacts(self, owner: str, repo: str, run_id: int) -> list[ArtifactInfo]:
-        async def page(number: int) -> list[models.Artifact]:
+        path = f"/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"
+        what = f"the artifacts of run {run_id}"
+
+        async def page(number: int) -> list[ArtifactInfo]:
             response = await self._call(
                 "GET",
                 partial(
-                    self._gh.rest.actions.async_list_workflow_run_artifacts,
-                    owner,
-                    repo,
-                    run_id,
-                    per_page=PAGE_SIZE,
-                    page=number,
+                    self._direct.request,
+                    "GET",
+                    path,
+                    params={"per_page": PAGE_SIZE, "page": number},
                 ),
             )
-            return response.parsed_data.artifacts
+            return answers.artifacts(response, what)
 
         # 1,000 artifacts is far beyond any measurement run.
-        return [artifact_info(a) for a in await _all_pages(page, max_pages=10)]
+        return await _all_pages(page, max_pages=10)
 
     async def download_artifact(
         self, owner: str, repo: str, artifact_id: int, max_bytes: int
@@ -134,7 +137,7 @@ class Installation:
         """The artifact's zip, refusing more than ``max_bytes``; raises ArtifactGone."""
         url = f"/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/zip"
         try:
-            response = await self._call("GET", lambda: self._gh.arequest("GET", url))
+            response = await self._call("GET", lambda: self._direct.request("GET", url))
         except GitHubError as exc:
             if exc.status in (404, 410):
                 raise ArtifactGone(f"artifact {artifact_id} is gone ({exc.status})") from None
@@ -155,10 +158,10 @@ class Installation:
             self._validators,
             (self._pace_key, "pull", owner.lower(), repo.lower(), number),
             call=self._call,
-            send=lambda headers: self._gh.rest.pulls.async_get(
-                owner, repo, number, headers=headers
+            send=lambda headers: self._direct.request(
+                "GET", f"/repos/{owner}/{repo}/pulls/{number}", headers=headers
             ),
-            convert=lambda response: pull_info(response.parsed_data),
+            convert=lambda response: answers.pull(response, f"PR {number}"),
             gone=(404,),
         )
 
@@ -192,10 +195,12 @@ class Installation:
     async def create_comment(self, owner: str, repo: str, number: int, body: str) -> CommentInfo:
         response = await self._call(
             "POST",
-            lambda: self._gh.rest.issues.async_create_comment(owner, repo, number, body=body),
+            lambda: self._direct.request(
+                "POST", f"/repos/{owner}/{repo}/issues/{number}/comments", body={"body": body}
+            ),
             notifies=True,
         )
-        return comment_info(response.parsed_data)
+        return answers.comment(response, f"a new comment on #{number}")
 
     async def update_comment(
         self, owner: str, repo: str, comment_id: int, body: str
@@ -204,15 +209,17 @@ class Installation:
         try:
             response = await self._call(
                 "PATCH",
-                lambda: self._gh.rest.issues.async_update_comment(
-                    owner, repo, comment_id, body=body
+                lambda: self._direct.request(
+                    "PATCH",
+                    f"/repos/{owner}/{repo}/issues/comments/{comment_id}",
+                    body={"body": body},
                 ),
             )
         except GitHubError as exc:
             if exc.status == 404:
                 return None
             raise
-        return comment_info(response.parsed_data)
+        return answers.comment(response, f"the edit of comment {comment_id}")
 
     async def add_reaction(self, owner: str, repo: str, comment_id: int, content: Reaction) -> None:
         """React to an issue comment (``eyes``, ``rocket``, ``confused``…); idempotent."""
@@ -312,32 +319,35 @@ class Installation:
             try:
                 response = await self._call(
                     "PATCH",
-                    lambda: self._gh.rest.checks.async_update(
-                        owner,
-                        repo,
-                        check_run_id,
-                        status="completed",
-                        conclusion=conclusion,
-                        output={"title": title, "summary": summary},
+                    lambda: self._direct.request(
+                        "PATCH",
+                        f"/repos/{owner}/{repo}/check-runs/{check_run_id}",
+                        body={
+                            "status": "completed",
+                            "conclusion": conclusion,
+                            "output": {"title": title, "summary": summary},
+                        },
                     ),
                 )
-                return int(response.parsed_data.id)
+                return answers.object_id(response, f"the update of check run {check_run_id}")
             except GitHubError as exc:
                 if exc.status != 404:
                     raise
         created = await self._call(
             "POST",
-            lambda: self._gh.rest.checks.async_create(
-                owner,
-                repo,
-                name=name,
-                head_sha=head_sha,
-                status="completed",
-                conclusion=conclusion,
-                output={"title": title, "summary": summary},
+            lambda: self._direct.request(
+                "POST",
+                f"/repos/{owner}/{repo}/check-runs",
+                body={
+                    "name": name,
+                    "head_sha": head_sha,
+                    "status": "completed",
+                    "conclusion": conclusion,
+                    "output": {"title": title, "summary": summary},
+                },
             ),
         )
-        return int(created.parsed_data.id)
+        return answers.object_id(created, f"the new check run on {head_sha}")
 
     async def get_file(self, owner: str, repo: str, path: str) -> str | None:
         """A text file of the default branch, or None when it does not exist (asked again:
@@ -346,10 +356,10 @@ class Installation:
             self._validators,
             (self._pace_key, "file", owner.lower(), repo.lower(), path),
             call=self._call,
-            send=lambda headers: self._gh.rest.repos.async_get_content(
-                owner, repo, path, headers=headers
+            send=lambda headers: self._direct.request(
+                "GET", f"/repos/{owner}/{repo}/contents/{path}", headers=headers
             ),
-            convert=file_text,
+            convert=answers.file_text,
             gone=(404,),
         )
         return None if text is None or text is NOT_A_FILE else text
