@@ -12,6 +12,8 @@ signed 20 KB ``workflow_run`` deliveries, each with its own delivery id:
 Throughput: wrk (Debian package), 32 connections for 10 s, every request with a fresh
 delivery id (a Python client would be the bottleneck, not the servers); three rounds
 alternating the two servers, the median of each.
+The CPU each server process spends a request during wrk's run is printed beside it: on a
+machine shared with other work it moves less than requests/s do.
 Latency: an open loop at a fixed 500 requests/s for 10 s (5,000 requests), each timed from
 the moment it was due; p50 and p99.
 
@@ -165,7 +167,9 @@ def _raw_request(host: str, body: bytes, n: int) -> bytes:
 STACKS = {"h11+asyncio": ("h11", "asyncio"), "httptools+uvloop": ("httptools", "uvloop")}
 
 
-def measure(kind: str, stack: str, body: bytes, latency: bool) -> tuple[float, list[float]]:
+def measure(kind: str, stack: str, body: bytes, latency: bool) -> tuple[float, float, list[float]]:
+    """The requests/s wrk gets through, the server's CPU seconds per request meanwhile,
+    and the open loop's latencies (none unless ``latency``)."""
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", kind, "--port", str(port), "--stack", stack],
@@ -179,11 +183,19 @@ def measure(kind: str, stack: str, body: bytes, latency: bool) -> tuple[float, l
         # Latency first: after wrk's burst the database holds hundreds of MB of
         # deliveries, which no real installation reaches in minutes.
         latencies = asyncio.run(open_loop(url, body, 500, 10)) if latency else []
-        rate = wrk_rate(url, body)
+        before = _cpu_seconds(server.pid)
+        rate, count = wrk_rate(url, body)
+        cpu = (_cpu_seconds(server.pid) - before) / count
     finally:
         server.terminate()  # the process this benchmark started
         server.wait(timeout=10)
-    return rate, latencies
+    return rate, cpu, latencies
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` so far (Linux's /proc, as wrk is)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 WRK_SCRIPT = """
@@ -203,8 +215,9 @@ end
 """
 
 
-def wrk_rate(url: str, body: bytes) -> float:
-    """Requests per second that wrk gets through in 10 s with 32 connections."""
+def wrk_rate(url: str, body: bytes) -> tuple[float, int]:
+    """Requests per second that wrk gets through in 10 s with 32 connections, and how
+    many requests that was."""
     with tempfile.TemporaryDirectory() as tmp:
         body_file, script = Path(tmp) / "body.json", Path(tmp) / "post.lua"
         body_file.write_bytes(body)
@@ -222,8 +235,10 @@ def wrk_rate(url: str, body: bytes) -> float:
         )
     if "Non-2xx" in result.stdout:
         raise RuntimeError(f"wrk saw errors:\n{result.stdout}")
-    line = next(x for x in result.stdout.splitlines() if x.startswith("Requests/sec:"))
-    return float(line.split()[1])
+    lines = result.stdout.splitlines()
+    line = next(x for x in lines if x.startswith("Requests/sec:"))
+    total = next(x for x in lines if " requests in " in x)
+    return float(line.split()[1]), int(total.split()[0])
 
 
 def _listening(url: str) -> bool:
@@ -269,11 +284,13 @@ def main() -> None:
         # drifts by several per cent from one minute to the next, and would otherwise
         # favour whichever ran at the better moment.
         rates: dict[str, list[float]] = {"bare": [], "perfbot": []}
+        cpus: dict[str, list[float]] = {"bare": [], "perfbot": []}
         latencies: dict[str, list[float]] = {}
         for round_number in range(args.rounds):
             for kind, kind_rates in rates.items():
-                rate, measured = measure(kind, stack, body, latency=round_number == 0)
+                rate, cpu, measured = measure(kind, stack, body, latency=round_number == 0)
                 kind_rates.append(rate)
+                cpus[kind].append(cpu)
                 latencies.setdefault(kind, measured)
         print(f" uvicorn with {stack} ({args.rounds} rounds, median):")
         for kind, kind_rates in rates.items():
@@ -281,7 +298,8 @@ def main() -> None:
             print(
                 f"  {kind:8} {statistics.median(kind_rates):7.0f} requests/s (32 connections; "
                 f"rounds: {', '.join(f'{r:.0f}' for r in kind_rates)});  at 500 requests/s: "
-                f"p50 {cuts[49] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms"
+                f"p50 {cuts[49] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms;  "
+                f"{statistics.median(cpus[kind]) * 1e6:.0f} us of CPU a request"
             )
         ratio = statistics.median(rates["perfbot"]) / statistics.median(rates["bare"])
         ratios = ", ".join(
@@ -291,6 +309,10 @@ def main() -> None:
             f"  perfbot throughput = {ratio:.0%} of the bare endpoint's (target >= 75 %;"
             f" round by round {ratios})"
         )
+        # Less swayed by the other processes of a shared machine than requests/s: what
+        # each server spent per request, whatever share of a core it was given.
+        share = statistics.median(cpus["bare"]) / statistics.median(cpus["perfbot"])
+        print(f"  perfbot's CPU a request: the bare endpoint's is {share:.0%} of it")
 
 
 if __name__ == "__main__":

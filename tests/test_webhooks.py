@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from perfbot.app.jobs import PullRunCompleted, read_workflow_run
+from perfbot.app.jobs import (
+    PullRunCompleted,
+    PullRunStarted,
+    PushRunCompleted,
+    RunJob,
+    read_workflow_run,
+)
 from perfbot.app.routes import decode, job_for
 from perfbot.app.triage import (
     SignatureMismatch,
@@ -69,6 +75,49 @@ def test_completed_pull_request_run_becomes_a_job() -> None:
     # The queue keeps a slim job, from which the handler reads the same run.
     assert decode("workflow_run", job.payload) == read_workflow_run(body, PullRunCompleted)
     assert len(job.payload) < len(raw) / 3
+
+
+RUN_PAYLOADS = [
+    "octokit-webhooks/workflow_run/completed.payload.json",
+    "octokit-webhooks/workflow_run/completed.with-pull-requests.payload.json",
+    "octokit-webhooks/workflow_run/requested.payload.json",
+    "octokit-webhooks/workflow_run/requested.with-conclusion.payload.json",
+    "generated/github-webhooks-derived/workflow_run.completed.fork_pr.DERIVED.payload.json",
+]
+
+
+@pytest.mark.parametrize("path", RUN_PAYLOADS)
+@pytest.mark.parametrize("run_event", ["pull_request", "push"])
+def test_triage_reads_a_run_as_the_handler_reads_the_whole_delivery(
+    path: str, run_event: str
+) -> None:
+    body = json.loads(payload_of(path))
+    body["workflow_run"]["event"] = run_event
+    body["installation"] = {"id": 1}
+    # Every hint kept: the same repository as the delivery's.
+    for pull in body["workflow_run"]["pull_requests"]:
+        pull["base"]["repo"]["id"] = body["repository"]["id"]
+    job = job_for(parse_delivery(headers("workflow_run"), json.dumps(body).encode()))
+    cls: type[RunJob] = (
+        (PullRunCompleted if body["action"] == "completed" else PullRunStarted)
+        if run_event == "pull_request"
+        else PushRunCompleted
+    )
+    if run_event == "push" and body["action"] != "completed":
+        assert job is None  # a push run is recorded once finished
+        return
+    assert job is not None
+    assert decode("workflow_run", job.payload) == read_workflow_run(body, cls)
+
+
+@pytest.mark.parametrize("pulls", [5, True], ids=["number", "bool"])
+def test_a_run_whose_pull_requests_are_no_list_is_no_job(pulls: object) -> None:
+    body = pull_request_run()
+    run = body["workflow_run"]
+    assert isinstance(run, dict)
+    run["pull_requests"] = pulls
+    # Refused as unusable, not a 500 from iterating what cannot be iterated.
+    assert job_for(parse_delivery(headers("workflow_run"), json.dumps(body).encode())) is None
 
 
 def test_runs_of_other_events_are_ignored() -> None:

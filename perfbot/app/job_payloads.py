@@ -40,13 +40,29 @@ from perfbot.app.jsonobject import JSONObject
 
 def encode(job: AnyJob) -> str:
     """The JSON text the queue stores for ``job``: its version, its fields, and its subject
-    where a kind of job has several classes (a comment on a PR or on an issue)."""
+    where a kind of job has several classes (a comment on a PR or on an issue).
+
+    orjson writes the dataclass itself (nested ones as objects, tuples as arrays), the
+    version spliced in front: a fifth of the time of building the dict first, on the
+    path of every delivery that becomes a job (``bench/ingest.py``).
+    """
     subject = getattr(type(job), "subject", None)
-    document = {"version": job.version, **_plain(job), **({"subject": subject} if subject else {})}
     try:
-        return orjson.dumps(document).decode()
+        fields_text = orjson.dumps(job)[1:-1]
     except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
+        document = {
+            "version": job.version,
+            **_plain(job),
+            **({"subject": subject} if subject else {}),
+        }
         return json.dumps(document)
+    parts = [b'{"version":', str(job.version).encode()]
+    if fields_text:
+        parts += [b",", fields_text]
+    if subject:
+        parts += [b',"subject":', orjson.dumps(subject)]
+    parts.append(b"}")
+    return b"".join(parts).decode()
 
 
 def _plain(value: Any) -> Any:
