@@ -97,3 +97,26 @@ def test_file_contents_decode_and_anything_else_is_not_a_file() -> None:
     assert answers.file_text(answer({"type": "symlink", "target": "x"})) == NOT_A_FILE
     latin = base64.b64encode("é".encode("latin-1")).decode()
     assert answers.file_text(answer({"type": "file", "content": latin})) == "\x00"
+
+
+def test_a_commits_pulls_are_read_in_their_simple_form() -> None:
+    simple = {key: value for key, value in pull_json().items() if key != "comments"}
+    (pull,) = answers.pulls(answer([simple]), "the pulls of commit abc")
+    assert (pull.number, pull.base_ref, pull.comments) == (7, "main", None)
+
+
+def test_a_page_of_comments_keeps_who_wrote_each() -> None:
+    page = [
+        {"id": 1, "body": "hi", "user": {"login": "bob"}, "performed_via_github_app": None},
+        {"id": 2, "body": None, "user": None, "performed_via_github_app": {"id": 4242}},
+    ]
+    first, second = answers.comments(answer(page), "the comments of #7")
+    assert (first.id, first.body, first.user_login, first.app_id) == (1, "hi", "bob", None)
+    assert (second.body, second.user_login, second.app_id) == ("", "", 4242)
+
+
+def test_a_list_answer_that_is_no_array_or_lacks_an_id_is_a_github_error() -> None:
+    with pytest.raises(GitHubError, match="is not a JSON array"):
+        answers.comments(answer({"id": 1}), "the comments of #7")
+    with pytest.raises(GitHubError, match=r"lacks a valid 'id'"):
+        answers.comments(answer([{"body": "no id"}]), "the comments of #7")

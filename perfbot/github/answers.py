@@ -1,5 +1,5 @@
-"""GitHub's JSON answers to the hot calls (``direct``) read straight into perfbot's types,
-the same values ``convert`` takes from githubkit's models, without building the models.
+"""GitHub's JSON answers to the calls sent by ``direct`` read straight into perfbot's
+types (artifacts, pulls, comments, files, ids), without building githubkit's models.
 
 The JSON is parsed by orjson (a few times faster than the standard library's, which
 httpx's ``.json()`` uses). Only the fields perfbot keeps are read, and each is checked
@@ -29,15 +29,27 @@ class _Unexpected(Exception):
     """A field missing or of another type (turned into a GitHubError by ``read``)."""
 
 
-def read(response: Response[Any, Any], what: str) -> dict[str, Any]:
-    """The answer's JSON object; GitHubError when it is none."""
+def _parsed(response: Response[Any, Any], what: str) -> object:
     try:
-        data = orjson.loads(response.content)
+        return orjson.loads(response.content)
     except ValueError:
         raise GitHubError(f"GitHub's answer to {what} is not JSON") from None
+
+
+def read(response: Response[Any, Any], what: str) -> dict[str, Any]:
+    """The answer's JSON object; GitHubError when it is none."""
+    data = _parsed(response, what)
     if not isinstance(data, dict):
         raise GitHubError(f"GitHub's answer to {what} is not a JSON object")
     return data
+
+
+def _items(response: Response[Any, Any], what: str) -> list[dict[str, Any]]:
+    """The answer's JSON array of objects (a list endpoint's page); GitHubError when not."""
+    data = _parsed(response, what)
+    if not isinstance(data, list):
+        raise GitHubError(f"GitHub's answer to {what} is not a JSON array")
+    return [item if isinstance(item, dict) else {} for item in data]
 
 
 def _get(data: dict[str, Any], key: str, kind: type[T]) -> T:
@@ -70,6 +82,16 @@ def _checked(response: Response[Any, Any], what: str, convert: Callable[[dict[st
         raise GitHubError(f"GitHub's answer to {what} lacks a valid {exc.args[0]!r}") from None
 
 
+def _each(
+    response: Response[Any, Any], what: str, convert: Callable[[dict[str, Any]], T]
+) -> list[T]:
+    """``convert`` of each object of the answer's JSON array, as ``_checked`` reports."""
+    try:
+        return [convert(item) for item in _items(response, what)]
+    except _Unexpected as exc:
+        raise GitHubError(f"GitHub's answer to {what} lacks a valid {exc.args[0]!r}") from None
+
+
 def artifacts(response: Response[Any, Any], what: str) -> list[ArtifactInfo]:
     """A page of ``GET /actions/runs/N/artifacts``."""
     return _checked(response, what, _artifacts)
@@ -80,8 +102,18 @@ def pull(response: Response[Any, Any], what: str) -> PullInfo:
     return _checked(response, what, partial(_pull, full=True))
 
 
+def pulls(response: Response[Any, Any], what: str) -> list[PullInfo]:
+    """A list of pulls in their simple form (no ``comments``), e.g. a commit's pulls."""
+    return _each(response, what, partial(_pull, full=False))
+
+
 def comment(response: Response[Any, Any], what: str) -> CommentInfo:
     return _checked(response, what, _comment)
+
+
+def comments(response: Response[Any, Any], what: str) -> list[CommentInfo]:
+    """A page of an issue's or a PR's comments."""
+    return _each(response, what, _comment)
 
 
 def object_id(response: Response[Any, Any], what: str) -> int:

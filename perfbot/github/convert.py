@@ -10,36 +10,7 @@ from typing import Final
 from githubkit_schemas.latest import models
 from pydantic import BaseModel
 
-from perfbot.github.types import CommentInfo, CommitInfo, IssueInfo, PullInfo
-
-
-def pull_info(pull: models.PullRequest | models.PullRequestSimple) -> PullInfo:
-    head_repo = pull.head.repo
-    return PullInfo(
-        number=pull.number,
-        state=pull.state,
-        head_sha=pull.head.sha,
-        head_ref=pull.head.ref,
-        head_repo_id=head_repo.id if head_repo is not None else None,
-        base_repo_id=pull.base.repo.id,
-        base_ref=pull.base.ref,
-        base_sha=pull.base.sha,
-        labels=tuple(label.name for label in pull.labels if label.name),
-        title=pull.title,
-        comments=pull.comments if isinstance(pull, models.PullRequest) else None,
-    )
-
-
-def comment_info(comment: models.IssueComment) -> CommentInfo:
-    app = comment.performed_via_github_app
-    if not isinstance(app, BaseModel):
-        app = None  # absent (UNSET) or null: a human's comment
-    return CommentInfo(
-        id=comment.id,
-        body=comment.body or "",
-        user_login=comment.user.login if comment.user else "",
-        app_id=app.id if app is not None else None,
-    )
+from perfbot.github.types import CommitInfo, IssueInfo
 
 
 def issue_info(

@@ -21,10 +21,8 @@ from perfbot.github import answers
 from perfbot.github.conditional import Validators, conditional_read
 from perfbot.github.convert import (
     NOT_A_FILE,
-    comment_info,
     commit_info,
     issue_info,
-    pull_info,
 )
 from perfbot.github.direct import Direct
 from perfbot.github.errors import ArtifactGone, GitHubError
@@ -168,29 +166,30 @@ class Installation:
     async def pulls_for_commit(self, owner: str, repo: str, sha: str) -> list[PullInfo]:
         response = await self._call(
             "GET",
-            lambda: self._gh.rest.repos.async_list_pull_requests_associated_with_commit(
-                owner, repo, sha, per_page=100
+            lambda: self._direct.request(
+                "GET", f"/repos/{owner}/{repo}/commits/{sha}/pulls", params={"per_page": 100}
             ),
         )
-        return [pull_info(pull) for pull in response.parsed_data]
+        return answers.pulls(response, f"the pulls of commit {sha[:12]}")
 
     async def list_comments(self, owner: str, repo: str, number: int) -> list[CommentInfo]:
-        async def page(page_number: int) -> list[models.IssueComment]:
+        path = f"/repos/{owner}/{repo}/issues/{number}/comments"
+        what = f"the comments of #{number}"
+
+        async def page(page_number: int) -> list[CommentInfo]:
             response = await self._call(
                 "GET",
                 partial(
-                    self._gh.rest.issues.async_list_comments,
-                    owner,
-                    repo,
-                    number,
-                    per_page=PAGE_SIZE,
-                    page=page_number,
+                    self._direct.request,
+                    "GET",
+                    path,
+                    params={"per_page": PAGE_SIZE, "page": page_number},
                 ),
             )
-            return list(response.parsed_data)
+            return answers.comments(response, what)
 
         # 5,000 comments: stop somewhere on a runaway thread.
-        return [comment_info(c) for c in await _all_pages(page, max_pages=50)]
+        return await _all_pages(page, max_pages=50)
 
     async def create_comment(self, owner: str, repo: str, number: int, body: str) -> CommentInfo:
         response = await self._call(
