@@ -115,6 +115,8 @@ class Settings:
     watch: bool = True
     # Nothing written to GitHub: every write is logged and listed at /dry-run instead.
     dry_run: bool = False
+    # What /metrics and /dry-run ask for (Authorization: Bearer …); None: the proxy guards them.
+    operator_token: str | None = field(default=None, repr=False)
     # One sentence per deprecated variable that was set, for the service to log.
     deprecations: tuple[str, ...] = ()
 
@@ -138,6 +140,7 @@ class Settings:
             write_pace_seconds=_write_pace_seconds(env),
             watch=_switch(env, "PERFBOT_WATCH", default=True),
             dry_run=_switch(env, "PERFBOT_DRY_RUN", default=False),
+            operator_token=_operator_token(env),
             deprecations=_deprecations(env),
         )
 
@@ -155,6 +158,24 @@ def _required(env: Mapping[str, str], name: str) -> str:
             "(see `perfbot setup` or docs/operators/settings.md)."
         )
     return value
+
+
+# A token anyone could guess protects nothing; `openssl rand -hex 32` gives 64 characters.
+MIN_OPERATOR_TOKEN_LENGTH = 24
+
+
+def _operator_token(env: Mapping[str, str]) -> str | None:
+    token = env.get("PERFBOT_OPERATOR_TOKEN", "").strip()
+    if not token:
+        return None
+    if len(token) < MIN_OPERATOR_TOKEN_LENGTH or not token.isascii() or not token.isprintable():
+        raise SettingsError(
+            f"PERFBOT_OPERATOR_TOKEN must be at least {MIN_OPERATOR_TOKEN_LENGTH} printable "
+            "ASCII characters (make one with `openssl rand -hex 32`)."
+        )
+    if " " in token:
+        raise SettingsError("PERFBOT_OPERATOR_TOKEN must not contain spaces.")
+    return token
 
 
 def _app_id(env: Mapping[str, str]) -> int:
