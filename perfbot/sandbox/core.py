@@ -87,6 +87,8 @@ class FakeCore:
         self._comments_indexed = 0
         self._artifacts_by_run: dict[int, list[Artifact]] = {}
         self._artifacts_indexed = 0
+        self._account_types: dict[str, str] = {}  # lower-case login → type, the first found
+        self._accounts_indexed = 0
 
     def _wall_clock(self) -> datetime:
         return datetime.now(UTC) + self.clock_offset
@@ -121,6 +123,16 @@ class FakeCore:
             self._comments_indexed = len(self.comments)
         found = self._comments_by_issue.get((self.repo(repo).full_name, number), [])
         return sorted((c for c in found if not c.deleted), key=lambda c: c.id)
+
+    def account_type(self, login: str) -> str | None:
+        """The type of the account an installation of this App is on, if any is."""
+        if self._accounts_indexed != len(self.installations):
+            self._account_types = {}
+            for installation in self.installations.values():
+                key = installation.account_login.lower()
+                self._account_types.setdefault(key, installation.account_type)
+            self._accounts_indexed = len(self.installations)
+        return self._account_types.get(login.lower())
 
     def artifacts_of_run(self, run_id: int) -> list[Artifact]:
         """The artifacts a workflow run uploaded, in the order they were added."""
