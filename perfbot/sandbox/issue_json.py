@@ -59,7 +59,7 @@ def comment_json(fake: FakeBuilding, comment: Comment) -> Json:
     app = None
     if comment.app_id is not None:
         app = app_json(fake, comment.app_id, comment.user.removesuffix("[bot]"))
-    obj = copied(templates().comment)
+    obj = copied(templates().comment, "user")
     obj.update(
         url=url,
         html_url=f"https://github.com/{repo.full_name}/{kind}/{comment.issue_number}"
@@ -92,7 +92,7 @@ def reaction_json(fake: FakeBuilding, reaction: Reaction) -> Json:
 def check_run_json(fake: FakeBuilding, check: CheckRun) -> Json:
     api = f"{fake.api_url}/repos/{check.repo}"
     url = f"{api}/check-runs/{check.id}"
-    obj = copied(templates().check_run)
+    obj = copied(templates().check_run, "check_suite", "app")
     repo = fake.repo(check.repo)
     pulls = [
         pull_minimal_json(fake, p)
@@ -351,7 +351,7 @@ def installation_json(
     """
     if installation.suspended and suspended_by is None:
         suspended_by = installation.account_login
-    obj = copied(templates().installation)
+    obj = copied(templates().installation, "account", "suspended_by")
     account_id = fake.stable_id(f"user:{installation.account_login.lower()}")
     html = "https://github.com/" + (
         f"organizations/{installation.account_login}/settings/installations/{installation.id}"

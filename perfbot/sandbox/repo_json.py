@@ -99,7 +99,7 @@ def head_repo_json(fake: FakeBuilding, base: Repo, full_name: str, repo_id: int)
 
 def app_json(fake: FakeBuilding, app_id: int | None = None, slug: str | None = None) -> Json:
     """The Integration object of this App (or of another one, for foreign bot comments)."""
-    app = copied(templates().app)
+    app = copied(templates().app, "owner")
     app_id = app_id or fake.app_id
     slug = slug or (fake.app_slug if app_id == fake.app_id else f"app-{app_id}")
     moment = iso(datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
@@ -172,7 +172,9 @@ def pull_json(fake: FakeBuilding, pull: Pull, *, simple: bool = False) -> Json:
     base = fake.repo(pull.repo)
     api = f"{fake.api_url}/repos/{base.full_name}"
     html = f"https://github.com/{base.full_name}/pull/{pull.number}"
-    obj = copied(templates().pull)
+    obj = copied(
+        templates().pull, "user", "head", "base", "assignees", "requested_reviewers", "_links"
+    )
     closed = pull.state == "closed"
     stamp = iso(pull.created_at)
     obj.update(
@@ -266,7 +268,7 @@ def run_json(fake: FakeBuilding, run: Run) -> Json:
     base = fake.repo(run.repo)
     api = f"{fake.api_url}/repos/{base.full_name}"
     url = f"{api}/actions/runs/{run.id}"
-    obj = copied(templates().run)
+    obj = copied(templates().run, "repository", "head_repository", "actor", "triggering_actor")
     obj.update(
         id=run.id,
         name=run.name,
