@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 import uvloop
-from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -52,41 +52,44 @@ def worlds_of(world: World, installations: int) -> list[World]:
     ]
 
 
-def control_app(worlds: list[World], events: int, warmup: int) -> Starlette:
+def control_app(worlds: list[World], events: int, warmup: int) -> ASGIApp:
     world = worlds[0]
-    # PRs seen with perfbot's comment: perfbot never deletes one, so each PR is looked up
-    # until it has one and not again (the benchmark polls every 20 ms: looking every PR up
-    # on every poll cost the fake more CPU than answering perfbot).
-    seen: set[int] = set()
+    bench_repos = {w.repo.full_name for w in worlds}
+    # The PRs with perfbot's comment, from the comments added since the last poll (the
+    # benchmark polls every 20 ms: looking every PR up on every poll cost the fake more CPU
+    # than answering perfbot). perfbot never deletes its comment, and PR n is in one
+    # repository only.
+    commented_pulls: set[int] = set()
+    comments_read = 0
 
     def count(first: int, number: int) -> int:
-        for n in range(first, first + number):
-            if n not in seen and world.fake.bot_comments(
-                worlds[(n - FIRST_PULL) % len(worlds)].repo, n
-            ):
-                seen.add(n)
-        return sum(1 for n in range(first, first + number) if n in seen)
+        nonlocal comments_read
+        comments = world.fake.comments
+        for comment in itertools.islice(comments.values(), comments_read, None):
+            if comment.app_id == world.fake.app_id and comment.repo in bench_repos:
+                commented_pulls.add(comment.issue_number)
+        comments_read = len(comments)
+        return sum(1 for n in commented_pulls if first <= n < first + number)
 
-    async def commented(request: Request) -> JSONResponse:
-        return JSONResponse({"commented": count(FIRST_PULL, events)})
+    controls: dict[str, Callable[[], dict[str, int]]] = {
+        "/__bench/commented": lambda: {"commented": count(FIRST_PULL, events)},
+        "/__bench/warmed": lambda: {"commented": count(FIRST_PULL + events, warmup)},
+        "/__bench/calls": lambda: {"calls": len(world.fake.rate_limited_calls())},
+    }
 
-    async def warmed(request: Request) -> JSONResponse:
-        return JSONResponse({"commented": count(FIRST_PULL + events, warmup)})
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        """The control routes, and the fake's API under every other path (no router: its
+        matching cost the fake as much as a route of the API)."""
+        control = controls.get(scope["path"]) if scope["type"] == "http" else None
+        if control is None:
+            await world.fake.api_app(scope, receive, send)
+        else:
+            await JSONResponse(control())(scope, receive, send)
 
-    async def calls(request: Request) -> JSONResponse:
-        return JSONResponse({"calls": len(world.fake.rate_limited_calls())})
-
-    return Starlette(
-        routes=[
-            Route("/__bench/commented", commented),
-            Route("/__bench/warmed", warmed),
-            Route("/__bench/calls", calls),
-            Mount("/", app=world.fake.api_app),
-        ]
-    )
+    return app
 
 
-async def serve(apps: list[Starlette], sockets: list[socket.socket]) -> None:
+async def serve(apps: list[ASGIApp], sockets: list[socket.socket]) -> None:
     servers = [
         uvicorn.Server(
             uvicorn.Config(
