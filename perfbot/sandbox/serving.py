@@ -11,11 +11,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 import jwt
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from perfbot.sandbox.asgi import HandlerApp, path_of
 from perfbot.sandbox.common import (
     DEFAULT_API_URL,
     DEFAULT_API_VERSION,
@@ -53,11 +52,8 @@ class FakeServing(FakeWebhooks):
         now: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__(app_id, app_slug, public_key_pem, api_url, storage_url, now)
-        methods = ["GET", "POST", "PATCH", "PUT", "DELETE"]
-        self.api_app = Starlette(routes=[Route("/{path:path}", self._serve_api, methods=methods)])
-        self.storage_app = Starlette(
-            routes=[Route("/{path:path}", self._serve_storage, methods=methods)]
-        )
+        self.api_app = HandlerApp(self._serve_api)
+        self.storage_app = HandlerApp(self._serve_storage)
 
     def transport(self) -> FakeTransport:
         """An httpx transport that answers ``api_url`` and ``storage_url`` in-process."""
@@ -108,7 +104,7 @@ class FakeServing(FakeWebhooks):
         credential = self._identify(request.headers.get("authorization"))
         record = RecordedRequest(
             method=request.method,
-            path=request.url.path,
+            path=path_of(request),
             query=dict(request.query_params),
             status=0,
             auth=credential.kind,
@@ -135,7 +131,7 @@ class FakeServing(FakeWebhooks):
         return response
 
     async def _answer(self, request: Request, raw: bytes, credential: Credential) -> Response:
-        path = request.url.path
+        path = path_of(request)
         await self._delay(path, api=True, method=request.method)
         if (chaotic := await self._chaotic_answer(path)) is not None:
             return chaotic
@@ -237,18 +233,18 @@ class FakeServing(FakeWebhooks):
     async def _serve_storage(self, request: Request) -> Response:
         record = StorageRequest(
             method=request.method,
-            path=request.url.path,
+            path=path_of(request),
             headers={key.lower(): value for key, value in request.headers.items()},
             status=0,
         )
         self.storage_requests.append(record)
-        await self._delay(request.url.path, api=False, method=request.method)
-        response = self._injected_failure(request.url.path) or self._blob_response(request)
+        await self._delay(path_of(request), api=False, method=request.method)
+        response = self._injected_failure(path_of(request)) or self._blob_response(request)
         record.status = response.status_code
         return response
 
     def _blob_response(self, request: Request) -> Response:
-        match = re.fullmatch(r"/blobs/([A-Za-z0-9_-]+)", request.url.path)
+        match = re.fullmatch(r"/blobs/([A-Za-z0-9_-]+)", path_of(request))
         if request.method != "GET" or match is None:
             return Response("BlobNotFound", status_code=404, media_type="text/plain")
         if "authorization" in request.headers:
