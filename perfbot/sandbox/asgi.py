@@ -10,7 +10,7 @@ httpx's ASGITransport raises it into the test).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Final
 
 from starlette.requests import Request
@@ -45,3 +45,15 @@ def path_of(request: Request) -> str:
     fake's time per request): the decoded path with what would end it escaped."""
     path: str = request.scope["path"]
     return path.replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
+
+
+def set_headers(response: Response, values: Mapping[str, str]) -> None:
+    """``response.headers[name] = value`` for each, in one pass over the headers it has
+    (each assignment alone looks through all of them)."""
+    present = {name for name, _ in response.raw_headers}
+    for name, value in values.items():
+        encoded = name.lower().encode("latin-1")
+        if encoded in present:
+            response.headers[name] = value
+        else:
+            response.raw_headers.append((encoded, value.encode("latin-1")))

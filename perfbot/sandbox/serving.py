@@ -14,7 +14,7 @@ import jwt
 from starlette.requests import Request
 from starlette.responses import Response
 
-from perfbot.sandbox.asgi import HandlerApp, path_of
+from perfbot.sandbox.asgi import HandlerApp, path_of, set_headers
 from perfbot.sandbox.common import (
     DEFAULT_API_URL,
     DEFAULT_API_VERSION,
@@ -211,24 +211,26 @@ class FakeServing(FakeWebhooks):
     def _decorate(
         self, response: Response, request: Request, route: ApiRoute, credential: Credential
     ) -> None:
-        headers = response.headers
-        headers["x-github-request-id"] = f"FAKE:{len(self.requests):06d}"
-        headers["x-github-api-version-selected"] = request.headers.get(
-            "x-github-api-version", DEFAULT_API_VERSION
-        )
+        added = {
+            "x-github-request-id": f"FAKE:{len(self.requests):06d}",
+            "x-github-api-version-selected": request.headers.get(
+                "x-github-api-version", DEFAULT_API_VERSION
+            ),
+        }
         if route.permissions:
             # GitHub's format: "; " between alternatives, "," inside one set.
-            headers["x-accepted-github-permissions"] = "; ".join(
+            added["x-accepted-github-permissions"] = "; ".join(
                 f"{name}={route.level}" for name in route.permissions
             )
         if credential.token is not None:
             used = self._calls_per_installation[credential.token.installation_id]
             reset = int(self.now().timestamp()) + 3600
-            headers["x-ratelimit-limit"] = str(self.rate_limit)
-            headers["x-ratelimit-used"] = str(used)
-            headers["x-ratelimit-remaining"] = str(max(0, self.rate_limit - used))
-            headers["x-ratelimit-reset"] = str(reset)
-            headers["x-ratelimit-resource"] = "core"
+            added["x-ratelimit-limit"] = str(self.rate_limit)
+            added["x-ratelimit-used"] = str(used)
+            added["x-ratelimit-remaining"] = str(max(0, self.rate_limit - used))
+            added["x-ratelimit-reset"] = str(reset)
+            added["x-ratelimit-resource"] = "core"
+        set_headers(response, added)
 
     async def _serve_storage(self, request: Request) -> Response:
         record = StorageRequest(
