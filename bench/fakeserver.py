@@ -115,7 +115,8 @@ async def serve(apps: list[ASGIApp], sockets: list[socket.socket]) -> None:
                 access_log=False,
                 lifespan="off",
                 # The C parser (the tests' fake keeps h11, the strict one, to catch a
-                # malformed request): h11 cost the fake a third of its CPU here.
+                # malformed request); h11 and asyncio's socket transports were a third of the
+                # fake's CPU here.
                 http="httptools",
                 proxy_headers=False,
             )
@@ -162,8 +163,8 @@ def main() -> None:
     partial = args.out.with_name(args.out.name + ".partial")
     partial.write_text(json.dumps(setup))
     partial.rename(args.out)
-    # uvloop, as perfbot serves on: asyncio's own loop and socket transports were another
-    # fifth of the fake's CPU.
+    # uvloop, as perfbot serves on (with httptools, 40 % less CPU per request than h11 on
+    # asyncio's loop for a bare endpoint: docs/benchmarks.md, bench/ingest.py).
     uvloop.run(
         serve([control_app(worlds, args.events, args.warmup), world.fake.storage_app], sockets)
     )

@@ -2,7 +2,8 @@
 ``Request``, and its ``Response`` sent.
 
 Starlette's application around a single catch-all route did the same through its router
-and two middlewares: half of the fake's own Python time per request in bench/service.py.
+and two middlewares (twice in bench/fakeserver.py, which mounted it): a sixth of the
+fake's Python time per request in bench/service.py.
 What is kept of them: a method the fake does not serve is answered 405 with ``Allow``, as
 Starlette's route answers it; an exception propagates to the server (uvicorn answers 500,
 httpx's ASGITransport raises it into the test).
@@ -42,7 +43,7 @@ class HandlerApp:
 
 def path_of(request: Request) -> str:
     """``request.url.path``, without building and parsing the whole URL (a tenth of the
-    fake's time per request): the decoded path with what would end it escaped."""
+    fake's Python time per request): the decoded path with what would end it escaped."""
     path: str = request.scope["path"]
     return path.replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
 
