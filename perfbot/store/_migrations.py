@@ -308,6 +308,21 @@ STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
         """,
         "CREATE INDEX write_pace_updated ON write_pace (updated_at)",
     ),
+    # 12: configuration files as a process read them from GitHub, so that another process
+    # or replica trusts the read for its minute instead of asking GitHub again
+    # (perfbot.app.configcache); keyed by the names in lower case, as GitHub's are.
+    (
+        """
+        CREATE TABLE config_files (
+            owner TEXT NOT NULL,
+            repo TEXT NOT NULL,
+            content TEXT,
+            read_at {real} NOT NULL,
+            PRIMARY KEY (owner, repo)
+        )
+        """,
+        "CREATE INDEX config_files_read ON config_files (read_at)",
+    ),
 )
 
 
