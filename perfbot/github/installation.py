@@ -4,7 +4,7 @@ The calls wait for an installation token through ``tokens.TokenGate``, and for t
 installation's pace through ``pacing.Pacer`` (every write, and the reads when the rate
 limit runs low); GitHub's models become perfbot's types in ``convert``. The artifact
 download does not follow GitHub's 302 with the client that holds the token: ``storage``
-fetches the storage URL straight through the transport, with no credential and no cookie.
+fetches the storage URL straight through the storage's wire, with no credential and no cookie.
 """
 
 from __future__ import annotations
