@@ -21,7 +21,7 @@ send their ``Call`` straight in, with no httpx request or response built.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final, Protocol
 
 from multidict import CIMultiDict
@@ -123,6 +123,8 @@ class Metered:
     def __init__(self, raw: RawWire, metrics: Metrics | None) -> None:
         self._raw = raw
         self._metrics = metrics
+        # The counter of each (method, status) seen, looked up once.
+        self._counters: dict[tuple[str, str], Callable[[], None]] = {}
 
     async def send(self, call: Call, limit: int | None = None) -> Answer:
         try:
@@ -145,8 +147,14 @@ class Metered:
         return Answer(opened.status_code, opened.headers, content, whole)
 
     def _count(self, method: str, status: str) -> None:
-        if self._metrics is not None:
-            self._metrics.github_calls.labels(method, status).inc()
+        if self._metrics is None:
+            return
+        count = self._counters.get((method, status))
+        if count is None:
+            count = self._counters[method, status] = self._metrics.github_calls.labels(
+                method, status
+            ).inc
+        count()
 
     async def close(self) -> None:
         await self._raw.close()
