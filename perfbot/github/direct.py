@@ -36,7 +36,7 @@ from githubkit.utils import UNSET
 from multidict import CIMultiDict
 
 from perfbot.github.httpx_edge import HttpxEdge, as_response
-from perfbot.github.wire import Answer, Call, Wire
+from perfbot.github.wire import ACCEPT_ENCODING, Answer, Call, Wire
 
 
 class Direct:
@@ -63,7 +63,7 @@ class Direct:
             {
                 "User-Agent": config.user_agent,
                 "Accept": config.accept,
-                "Accept-Encoding": "gzip, deflate",  # what httpx's client asks for
+                "Accept-Encoding": ACCEPT_ENCODING,
                 "Cache-Control": "no-cache",
             }
         )

@@ -15,6 +15,7 @@ import httpx
 from multidict import CIMultiDict
 
 from perfbot.github.wire import (
+    ACCEPT_ENCODING,
     CONNECT_SECONDS,
     READ_SECONDS,
     Answer,
@@ -37,13 +38,9 @@ class HttpxEdge(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
-        call = Call(
-            request.method,
-            str(request.url),
-            request.url.path,
-            CIMultiDict(request.headers.multi_items()),
-            body or None,
-        )
+        headers = CIMultiDict(request.headers.multi_items())
+        headers["Accept-Encoding"] = ACCEPT_ENCODING
+        call = Call(request.method, str(request.url), request.url.path, headers, body or None)
         try:
             answer = await self._wire.send(call)
         except TimeoutError as exc:

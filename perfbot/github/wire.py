@@ -37,6 +37,9 @@ DEADLINE_SECONDS = 30.0
 # latest) describe, so that every answer is parsed by the models of its own version.
 API_VERSION: Final = "2026-03-10"
 API_VERSION_HEADER: Final = "X-GitHub-Api-Version"
+# The encodings an answer may come in: what every wire undoes (aiohttp's and httpx's alike,
+# with no optional package; httpx would ask for brotli or zstd once one is installed).
+ACCEPT_ENCODING: Final = "gzip, deflate"
 
 
 class Call:
