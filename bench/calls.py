@@ -8,9 +8,9 @@ loopback sockets (bench/fakeserver.py); what is measured is this process's CPU t
 call (the adapter, its HTTP client and the event loop), not the fake's. Nothing is paced
 (no ``Pacer``): GitHub's pace is the service bench's concern.
 
-The PR, its run and its artifact are the fake's first delivery's. Reads asked again are
-conditional (the PR and the configuration answer 304 after the first time), as in the
-service.
+The PR, its run and its artifact are the fake's first delivery's. The PR, read again, is
+a conditional read (answered 304 after the first time); the repository has no
+configuration file (answered 404, as in bench/service.py).
 
 Run from a checkout: PYTHONPATH=. .venv/bin/python bench/calls.py [--calls N]; against an
 older commit: bench/against.py REV -- bench/calls.py (perfbot is imported from the
@@ -71,7 +71,7 @@ async def measure(api_url: str, private_key: str, event: dict[str, Any], calls: 
                 "create comment": lambda: gh.create_comment(owner, repo, number, body),
                 "edit comment": lambda: gh.update_comment(owner, repo, comment, body),
                 "complete check run": check_run,
-                "config contents (conditional)": lambda: gh.get_file(
+                "config contents (none: 404)": lambda: gh.get_file(
                     owner, repo, ".github/perfbot.yml"
                 ),
             }
