@@ -53,8 +53,16 @@ async def test_every_api_request_names_the_one_api_version() -> None:
     inner = Recording()
     versioned = wire.ApiVersioned(inner)
     await versioned.send(call())
-    await versioned.send(call(**{API_VERSION_HEADER: "2022-11-28"}))
-    assert [c.headers[API_VERSION_HEADER] for c in inner.calls] == [API_VERSION, "2022-11-28"]
+    await versioned.send(call(**{API_VERSION_HEADER: "2022-11-28"}))  # githubkit's own, say
+    older = wire.ApiVersioned(inner, "2022-11-28")
+    await older.send(call(**{API_VERSION_HEADER: API_VERSION}))
+    assert [c.headers[API_VERSION_HEADER] for c in inner.calls] == [
+        API_VERSION,
+        API_VERSION,
+        "2022-11-28",
+    ]
+    with pytest.raises(ValueError, match="no REST API version '2023-01-01'"):
+        wire.ApiVersioned(inner, "2023-01-01")
 
 
 class _Slow:

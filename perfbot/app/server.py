@@ -92,6 +92,7 @@ def create_app(
             metrics=metrics,
             pacer=pacer,
             dry_run=dry_run,
+            api_version=settings.github_api_version,
         )
         if dry_run is not None:
             log.warning(

@@ -20,7 +20,7 @@ from perfbot.github.pools import Pools
 from perfbot.github.tokens import TokenGate
 from perfbot.github.transport import PAGE_SIZE, _call, _client
 from perfbot.github.types import HookDelivery, RecordedDelivery
-from perfbot.github.wire import ApiVersioned, Metered
+from perfbot.github.wire import API_VERSION, ApiVersioned, Metered
 from perfbot.support.metrics import Metrics
 from perfbot.support.shared import SharedCalls
 
@@ -42,6 +42,7 @@ class GitHubApp:
         max_connections: int = 32,
         pacer: Pacer | None = None,
         dry_run: DryRun | None = None,
+        api_version: str = API_VERSION,
     ) -> None:
         self.app_id = app_id
         # Set: nothing is written to GitHub, every write is recorded there instead.
@@ -57,7 +58,7 @@ class GitHubApp:
         # Every API request passes the gate, githubkit's and the direct calls alike: a dry
         # run's writes stop there, and so does any request naming an id a dry run made up
         # (dry run or not: GitHub never sees one).
-        self._api = ApiVersioned(WriteGate(self._wire, dry_run))
+        self._api = ApiVersioned(WriteGate(self._wire, dry_run), api_version)
         self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._api)
         self._bot_login: str | None = None
         self._asking_bot_login: SharedCalls[None, str] = SharedCalls()

@@ -9,7 +9,7 @@ from perfbot.github.httpx_edge import HttpxWire
 from perfbot.github.installation import Installation
 from perfbot.github.pacing import MemoryBook, Pacer
 from perfbot.github.transport import _client
-from perfbot.github.wire import ApiVersioned, Metered
+from perfbot.github.wire import API_VERSION, ApiVersioned, Metered
 
 
 class TokenSession:
@@ -20,12 +20,17 @@ class TokenSession:
     """
 
     def __init__(
-        self, token: str, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None
+        self,
+        token: str,
+        base_url: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        api_version: str = API_VERSION,
     ) -> None:
         self._wire = Metered(
             HttpxWire(transport or httpx.AsyncHTTPTransport(retries=0)), metrics=None
         )
-        api = ApiVersioned(self._wire)
+        api = ApiVersioned(self._wire, api_version)
         github = _client(TokenAuthStrategy(token), base_url, api)
         # A workflow's token has GitHub's limits too: its writes are paced in this process.
         self.installation = Installation(

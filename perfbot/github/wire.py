@@ -8,8 +8,10 @@ each rule lives in one layer:
   whatever each step took on its own: aiohttp has no write timeout, and a peer that stops
   reading a large body would hold the job forever; the body is bounded by the read
   timeout), and each answer counted for the metrics, by method and status only;
-* ``ApiVersioned``: every API request names ``API_VERSION`` (githubkit's generated calls
-  name it themselves, the token exchange and perfbot's own calls do not);
+* ``ApiVersioned``: every API request names the one REST API version perfbot speaks,
+  ``API_VERSION`` unless the operator chose another (``PERFBOT_GITHUB_API_VERSION``, for a
+  GitHub Enterprise Server that does not serve it): githubkit's generated calls name their
+  models' version, the token exchange and perfbot's own calls name none;
 * ``dryrun_transport.WriteGate``: a dry run's writes stop there.
 
 Under them a ``RawWire`` opens the request: aiohttp's pools (``pools``) in production, an
@@ -37,6 +39,10 @@ DEADLINE_SECONDS = 30.0
 # latest) describe, so that every answer is parsed by the models of its own version.
 API_VERSION: Final = "2026-03-10"
 API_VERSION_HEADER: Final = "X-GitHub-Api-Version"
+# The versions perfbot can speak: what it reads of an answer is in both (2026-03-10 only
+# removed fields, such as a pull's merge_commit_sha, that perfbot never reads), and
+# githubkit's models of the newer one parse the older one's bodies.
+API_VERSIONS: Final = ("2022-11-28", "2026-03-10")
 # The encodings an answer may come in: what every wire undoes (aiohttp's and httpx's alike,
 # with no optional package; httpx would ask for brotli or zstd once one is installed).
 ACCEPT_ENCODING: Final = "gzip, deflate"
@@ -164,15 +170,18 @@ class Metered:
 
 
 class ApiVersioned:
-    """Names ``API_VERSION`` on every request that names none (the API's wire only: the
-    artifact storage has no business with GitHub's API versions)."""
+    """Names ``version`` on every request, in place of any other (the API's wire only: the
+    artifact storage has no business with GitHub's API versions): one process, one version,
+    whatever githubkit's models would have named."""
 
-    def __init__(self, inner: Wire) -> None:
+    def __init__(self, inner: Wire, version: str = API_VERSION) -> None:
+        if version not in API_VERSIONS:
+            raise ValueError(f"perfbot speaks no REST API version {version!r}")
         self._inner = inner
+        self._version = version
 
     async def send(self, call: Call, limit: int | None = None) -> Answer:
-        if API_VERSION_HEADER not in call.headers:
-            call.headers[API_VERSION_HEADER] = API_VERSION
+        call.headers[API_VERSION_HEADER] = self._version
         return await self._inner.send(call, limit)
 
     async def close(self) -> None:
