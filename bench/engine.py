@@ -19,6 +19,7 @@ Run: .venv/bin/python bench/engine.py [--repeat N]
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -145,6 +146,12 @@ def whole_process(
     return perfbot, bare
 
 
+def comment_digest(body: str) -> str:
+    """The comment's bytes in short, so that two commits' runs (bench/against.py) show at
+    a glance whether a speed-up changed a verdict or a word of the comment."""
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -198,7 +205,7 @@ def main() -> None:
         f"  {metrics:,} compared metrics in process: median total "
         f"{statistics.median(totals) * 1000:.0f} ms (target <= 500 ms), "
         f"{statistics.median(ratios):.0f}x the bare scan; comment "
-        f"{len(state['body'].encode()):,} bytes"
+        f"{len(state['body'].encode()):,} bytes, sha256 {comment_digest(state['body'])}"
     )
     print(
         f"  whole process `perfbot compare`: median {statistics.median(processes) * 1000:.0f} ms"
