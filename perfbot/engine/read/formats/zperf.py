@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterator
 
 from perfbot.engine.read.formats._base import Format
 from perfbot.engine.read.formats._common import guess_better, guess_unit, number_from_text
@@ -59,28 +58,43 @@ def _looks_like_json(head: str) -> bool:
 
 def parse(text: str, context: ParseContext) -> Parsed:
     """Every printed result as a sample; a missing ``ZPERF-DONE`` adds a failure."""
-    results = list(_results(text))
-    if not results:
+    measurements, printed = _measurements(text, context.platform)
+    if not printed:
         raise ParseError(context.path, NAME, "no ZPERF-RESULT line")
-    measurements = tuple(_measurements(results, context.platform))
-    return Parsed(measurements, _failures(text, context))
+    return Parsed(tuple(measurements), _failures(text, context))
 
 
-def _results(text: str) -> Iterator[tuple[str, str, Settings]]:
-    """(marker, value as printed, settings) of every result line, in console order.
+def _measurements(text: str, platform: str) -> tuple[list[Measurement], int]:
+    """The samples of every result line, in console order, and how many result lines the
+    log printed (a value that is no number is no sample).
 
     The zperf shell states an upload's parameters before it starts (``Duration:``,
     ``Packet size:``, ``Rate:``, then ``Starting...``); the statistics it prints after
     reuse those words for measured values, so only the lines before ``Starting...``
     count. The loopback self-test states none: its fingerprint is empty.
+
+    One pass that makes each sample as its line is read: a log of 5,000 results once
+    held them all as tuples, then as samples.
     """
+    measurements: list[Measurement] = []
+    printed = 0
+    kinds: dict[str, tuple[str, Better]] = {}
     stated: dict[str, str] = {}
     current: Settings = ()
     for line in text.splitlines():
         # The substring test skips the bulk of a long console log before any regex runs.
         match = _RESULT.search(line) if _TAG in line else None
         if match is not None:
-            yield match["marker"], match["value"], current
+            printed += 1
+            marker, written = match.groups()
+            value = number_from_text(written)
+            if value is None:
+                # nan, inf, an overflowing or garbled value: not a number to compare.
+                continue
+            kind = kinds.get(marker)
+            if kind is None:
+                kind = kinds[marker] = (guess_unit(marker), guess_better(marker))
+            measurements.append(Measurement(platform, marker, value, *kind, settings=current))
             continue
         for name, pattern in _STATED:
             said = pattern.search(line)
@@ -88,19 +102,7 @@ def _results(text: str) -> Iterator[tuple[str, str, Settings]]:
                 stated[name] = " ".join(said.group(1).split())
         if _STARTING in line:
             current, stated = settings_of(**stated), {}
-
-
-def _measurements(results: list[tuple[str, str, Settings]], platform: str) -> Iterator[Measurement]:
-    kinds: dict[str, tuple[str, Better]] = {}
-    for marker, printed, settings in results:
-        value = number_from_text(printed)
-        if value is None:
-            # nan, inf, an overflowing or garbled value: not a number to compare.
-            continue
-        if marker not in kinds:
-            kinds[marker] = (guess_unit(marker), guess_better(marker))
-        unit, better = kinds[marker]
-        yield Measurement(platform, marker, value, unit, better, settings=settings)
+    return measurements, printed
 
 
 def _failures(text: str, context: ParseContext) -> tuple[FailedCase, ...]:
