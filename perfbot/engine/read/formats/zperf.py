@@ -15,6 +15,7 @@ from perfbot.model import (
     ParseContext,
     Parsed,
     Settings,
+    quick_measurement,
     settings_of,
 )
 
@@ -94,7 +95,7 @@ def _measurements(text: str, platform: str) -> tuple[list[Measurement], int]:
             kind = kinds.get(marker)
             if kind is None:
                 kind = kinds[marker] = (guess_unit(marker), guess_better(marker))
-            measurements.append(Measurement(platform, marker, value, *kind, settings=current))
+            measurements.append(quick_measurement(platform, marker, value, *kind, settings=current))
             continue
         for name, pattern in _STATED:
             said = pattern.search(line)
