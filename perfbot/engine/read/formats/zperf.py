@@ -14,6 +14,7 @@ from perfbot.model import (
     Measurement,
     ParseContext,
     Parsed,
+    Scale,
     Settings,
     quick_measurement,
     settings_of,
@@ -31,7 +32,9 @@ _TAG = "ZPERF-RESULT"
 # A line's first result and the rest of its line, to wherever str.splitlines breaks it: a
 # result never spans a line, so one scan of a whole log finds what a read line by line
 # finds (a second result on a line is not taken, as the line's search does not take it).
-_FIRST_RESULT_OF_LINE = re.compile(_RESULT.pattern + r"[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*")
+_FIRST_RESULT_OF_LINE = re.compile(
+    _RESULT.pattern + r"[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*"
+)
 # execute_upload() in Zephyr's zperf_shell.c, before "Starting...".
 _STATED = (
     ("duration", re.compile(r"Duration:\s+(\d+(?:\.\d+)?\s*[mu]?s)\s*$")),
@@ -86,9 +89,10 @@ def _measurements(text: str, platform: str) -> tuple[list[Measurement], int]:
             kind = kinds.get(marker)
             if kind is None:
                 kind = kinds[marker] = (guess_unit(marker), guess_better(marker))
-            measurements.append(
-                quick_measurement(platform, marker, value, *kind, settings=settings)
-            )
+            unit, better = kind
+            # Every field by position: keywords cost the call as much again.
+            made = quick_measurement(platform, marker, value, unit, better, Scale.RATIO, settings)
+            measurements.append(made)
     return measurements, printed
 
 
