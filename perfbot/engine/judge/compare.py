@@ -30,6 +30,7 @@ from perfbot.engine.judge.results import (
     Verdict,
     quick_metric_result,
 )
+from perfbot.engine.read.collector import fewer_collections
 from perfbot.engine.read.sides import Series, SideReport
 from perfbot.model import Better, FailedCase, Scale, Settings, quick_constructor
 
@@ -55,6 +56,7 @@ __all__ = [
 NoiseKnowledge = Mapping[tuple[str, str], Noise]
 
 
+@fewer_collections
 def compare(
     base: SideReport,
     head: SideReport,

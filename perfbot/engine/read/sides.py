@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from perfbot.engine.read import formats, sidecars
+from perfbot.engine.read.collector import fewer_collections
 from perfbot.engine.read.runs import LeftOutRuns, RunsLeftOut
 from perfbot.errors import ReportError, UnknownFormat
 from perfbot.model import (
@@ -137,6 +138,7 @@ def decode(data: bytes) -> str:
         raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
 
 
+@fewer_collections
 def read_side(
     files: Iterable[ReportFile], registry: tuple[formats.Format, ...] = formats.REGISTRY
 ) -> SideReport:
