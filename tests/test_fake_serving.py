@@ -89,3 +89,14 @@ async def test_a_method_the_fake_does_not_serve_is_answered_405() -> None:
     assert "GET" in response.headers["allow"]
     assert served.status_code == 401  # handled by the fake: no credentials
     assert [r.method for r in fake.requests] == ["GET"]
+
+
+def test_an_accounts_type_follows_its_installation_when_it_changes() -> None:
+    fake, repo = scene()
+    assert pull_json(fake, repo.pulls[7])["base"]["repo"]["owner"]["type"] == "Organization"
+    # Installed again under the same id, on a user's account this time.
+    fake.add_installation(INSTALLATION, "octo-org", account_type="User")
+    assert pull_json(fake, repo.pulls[7])["base"]["repo"]["owner"]["type"] == "User"
+    # And a field changed in the state directly.
+    fake.installations[INSTALLATION].account_type = "Organization"
+    assert pull_json(fake, repo.pulls[7])["base"]["repo"]["owner"]["type"] == "Organization"

@@ -87,7 +87,8 @@ class FakeCore:
         self._comments_indexed = 0
         self._artifacts_by_run: dict[int, list[Artifact]] = {}
         self._artifacts_indexed = 0
-        self._account_types: dict[str, str] = {}  # lower-case login → type, the first found
+        # Lower-case login → its installation, the first found (its type read at each look).
+        self._accounts: dict[str, Installation] = {}
         self._accounts_indexed = 0
 
     def _wall_clock(self) -> datetime:
@@ -126,13 +127,19 @@ class FakeCore:
 
     def account_type(self, login: str) -> str | None:
         """The type of the account an installation of this App is on, if any is."""
-        if self._accounts_indexed != len(self.installations):
-            self._account_types = {}
+        key = login.lower()
+        found = self._accounts.get(key)
+        # Installed again under its id, or renamed, in the state directly: looked up anew.
+        moved = found is not None and (
+            self.installations.get(found.id) is not found or found.account_login.lower() != key
+        )
+        if moved or self._accounts_indexed != len(self.installations):
+            self._accounts = {}
             for installation in self.installations.values():
-                key = installation.account_login.lower()
-                self._account_types.setdefault(key, installation.account_type)
+                self._accounts.setdefault(installation.account_login.lower(), installation)
             self._accounts_indexed = len(self.installations)
-        return self._account_types.get(login.lower())
+            found = self._accounts.get(key)
+        return None if found is None else found.account_type
 
     def artifacts_of_run(self, run_id: int) -> list[Artifact]:
         """The artifacts a workflow run uploaded, in the order they were added."""
