@@ -355,6 +355,9 @@ def health_check_problems(kit: Path) -> list[str]:
     return problems
 
 
+OPERATOR_TOKEN = "0123456789abcdef" * 4
+
+
 def container_problems(kit: Path) -> list[str]:
     """A replica's start as the container runs it: the command's wrapper hands perfbot the
     database password; settings from the environment and the credentials file that
@@ -367,6 +370,7 @@ def container_problems(kit: Path) -> list[str]:
         "perfbot_env": (
             "PERFBOT_APP_ID=12345\nPERFBOT_WEBHOOK_SECRET=s3cret\n"
             f"PERFBOT_GITHUB_URL={GHES_API}\nPERFBOT_PRIVATE_KEY_PATH=/elsewhere/key.pem\n"
+            f"PERFBOT_OPERATOR_TOKEN={OPERATOR_TOKEN}\n"
         ),
         "perfbot_private_key": key,
         "postgres_password": "pw-from-the-secret\n",
@@ -387,6 +391,8 @@ def container_problems(kit: Path) -> list[str]:
             continue
         if loaded.github_url != GHES_API:
             problems.append(f"{name} loses the credentials file's PERFBOT_GITHUB_URL")
+        if loaded.operator_token != OPERATOR_TOKEN:
+            problems.append(f"{name} loses the credentials file's PERFBOT_OPERATOR_TOKEN")
         if loaded.private_key != key.strip() + "\n":
             problems.append(f"{name} does not read the App's key from its secret")
         if (
