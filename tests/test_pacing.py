@@ -162,6 +162,22 @@ async def test_a_booking_starts_from_the_record_it_wrote_and_rereads_it_once_cha
     assert (record.version, len(PaceState.load(record.state).recent)) == (5, 5)
 
 
+async def test_a_record_read_then_purged_and_made_again_is_not_booked_over() -> None:
+    """The store purges a record idle for a day, and another process may make it again,
+    at version 1: a record this process had only read (for a job's admission) must not be
+    swapped from, or both processes' writes would share a second."""
+    clock = VirtualClock()
+    book = MemoryBook()
+    ours, theirs = (Pacer(book, clock=clock.now, sleep=clock.sleep) for _ in range(2))
+    key = "installation:1"
+    assert await book.swap_pace(key, None, PaceState().dump(), clock.now())  # long ago
+    assert await ours.backlog(key) == 0.0  # admission reads the record (version 1)
+    book._records.pop(key)  # the store's purge of an idle record
+    theirs_at = await theirs._book_slot(key, notify=False)  # made again, at version 1
+    ours_at = await ours._book_slot(key, notify=False)
+    assert ours_at - theirs_at >= SECONDS_APART
+
+
 async def test_reads_are_spaced_out_once_the_rate_limit_runs_low() -> None:
     clock = VirtualClock()
     pacer = Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep)

@@ -220,7 +220,7 @@ class Pacer:
         self._lowest = _Lowest()
         self._running: dict[str, int] = {}
         self._turns: dict[str, _Turn] = {}
-        # The record of each key this process last read or wrote, and when (``_record``).
+        # The record of each key this process last wrote, and when (``_record``).
         self._known: OrderedDict[str, tuple[float, PaceRecord]] = OrderedDict()
 
     # -- writes ------------------------------------------------------------------------------
@@ -278,16 +278,18 @@ class Pacer:
         return PaceState.load(record.state) if record else PaceState()
 
     async def _record(self, key: str, *, recalled: bool) -> PaceRecord | None:
-        """``key``'s record: ``recalled``, the one this process last read or wrote when it
-        is recent (a swap from it fails if another process changed it since), else the
-        book's."""
+        """``key``'s record: ``recalled``, the one this process last wrote when it is
+        recent (a swap from it fails if another process changed it since), else the book's.
+
+        Only a write is remembered, never a read: the book purges a record idle for a day,
+        and another process may then create it again at version 1; a record this process
+        wrote within ``RECALL_SECONDS`` cannot have been purged, so a swap from it cannot
+        succeed against a newer record that happens to carry the same version."""
         if recalled:
             known = self._known.get(key)
             if known is not None and known[0] > self._clock() - RECALL_SECONDS:
                 return known[1]
-        record = await self._book.pace_record(key)
-        self._remember(key, record)
-        return record
+        return await self._book.pace_record(key)
 
     async def _swap(self, key: str, version: int | None, state: str, now: float) -> bool:
         if await self._book.swap_pace(key, version, state, now):
