@@ -191,11 +191,21 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
+# The id the jobs' next row gets, as AUTOINCREMENT draws it: one past the largest ever
+# used (sqlite_sequence) or present. The table's last rowid is one step down its b-tree.
+_NEXT_JOB_ID: Final = (
+    "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0),"
+    " COALESCE((SELECT MAX(id) FROM jobs), 0)) + 1"
+)
+
+
 def record_deliveries(conn: sqlite3.Connection, rows: list[DeliveryRow]) -> list[bool]:
     """Several deliveries in one transaction; for each, whether it was new.
 
     One lookup and two bulk inserts per batch rather than two statements per delivery:
-    under the write lock nothing else can insert between the lookup and the inserts.
+    under the write lock nothing else can insert between the lookup and the inserts. A
+    delivery names its job, so the jobs' ids are chosen here, before either insert, as
+    AUTOINCREMENT would draw them: under the lock nothing else draws one meanwhile.
     """
     delivery, queued = INSERT_DELIVERY.compiled("sqlite"), INSERT_JOB.compiled("sqlite")
     with immediate(conn):
@@ -207,20 +217,34 @@ def record_deliveries(conn: sqlite3.Connection, rows: list[DeliveryRow]) -> list
                 seen.add(row[0])  # the same id twice in one batch: the first one wins
                 fresh.append(row)
             results.append(new)
+        next_id: int | None = None
+        deliveries: list[tuple[str, str, str | None, float, int | None]] = []
+        jobs: list[tuple[int, str, str, str, str, int | None, float, float]] = []
         # Rows bound by position, in the order of the statements' parameters (test_sql
         # holds it): on the hot path, no dict to build per delivery.
-        conn.executemany(
-            delivery.text,
-            [(delivery_id, event, action, now) for delivery_id, event, action, _, now in fresh],
-        )
-        conn.executemany(
-            queued.text,
-            [
-                (delivery_id, job.event, job.payload, job.serial_key, job.installation_id, now, now)
-                for delivery_id, _, _, job, now in fresh
-                if job is not None
-            ],
-        )
+        for delivery_id, event, action, job, now in fresh:
+            if job is None:
+                deliveries.append((delivery_id, event, action, now, None))
+                continue
+            if next_id is None:
+                next_id = int(conn.execute(_NEXT_JOB_ID).fetchone()[0])
+            deliveries.append((delivery_id, event, action, now, next_id))
+            jobs.append(
+                (
+                    next_id,
+                    delivery_id,
+                    job.event,
+                    job.payload,
+                    job.serial_key,
+                    job.installation_id,
+                    now,
+                    now,
+                )
+            )
+            next_id += 1
+        conn.executemany(delivery.text, deliveries)
+        if jobs:
+            conn.executemany(queued.text, jobs)
         return results
 
 

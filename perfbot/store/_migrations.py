@@ -308,6 +308,17 @@ STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
         """,
         "CREATE INDEX write_pace_updated ON write_pace (updated_at)",
     ),
+    # 12: a delivery names its job, so a delivery's job is found through the deliveries'
+    # primary key: the jobs' index of delivery ids, a second index keyed by GitHub's
+    # random GUIDs and written on every delivery, goes (``bench/ingest.py``). A delivery
+    # of an older version gets its newest job, the one job_outcome read.
+    (
+        "ALTER TABLE deliveries ADD COLUMN job_id {bigint}",
+        "UPDATE deliveries SET job_id ="
+        " (SELECT MAX(j.id) FROM jobs AS j WHERE j.delivery_id = deliveries.id)"
+        " WHERE id IN (SELECT delivery_id FROM jobs)",
+        "DROP INDEX jobs_delivery",
+    ),
 )
 
 

@@ -29,6 +29,7 @@ RELEASED = {
         "ba61668eb281",
         "5faa0cfbee88",
         "f4a5bc33609e",
+        "f99338e75792",
     ),
     "postgres": (
         "bf310289dde9",
@@ -42,6 +43,7 @@ RELEASED = {
         "ba61668eb281",
         "61d50d670513",
         "6cf050b576b2",
+        "2f6c07eeed05",
     ),
 }
 
