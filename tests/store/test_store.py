@@ -54,22 +54,24 @@ async def claimed_delivery(store: Store, owner: str, now: float, lease: float = 
 
 
 async def test_each_delivery_of_a_batch_finds_its_own_job(store: Store) -> None:
-    # Recorded together (one group-commit batch on SQLite), one of them without a job.
-    ids = [f"d{n}" for n in range(6)]
+    # Recorded together: on SQLite one group-commit batch, longer than one INSERT's rows
+    # (_group_commit._ROWS_CHUNK), every seventh delivery without a job.
+    ids = [f"d{n}" for n in range(2 * group_commit._ROWS_CHUNK + 30)]
+    jobless = set(ids[::7])
     await asyncio.gather(
         *(
-            store.record_delivery(i, "push", None, None if i == "d2" else new_job(key=i), NOW)
+            store.record_delivery(i, "push", None, None if i in jobless else new_job(key=i), NOW)
             for i in ids
         )
     )
-    for _ in range(5):
+    for _ in range(len(ids) - len(jobless)):
         job = await store.claim("w1", LEASE, NOW)
         assert job is not None
         await store.complete(job.id, "w1", NOW + 1, reason=f"done: {job.delivery_id}")
     assert await store.claim("w1", LEASE, NOW) is None
     for i in ids:
         outcome = await store.job_outcome(i)
-        expected = None if i == "d2" else JobOutcome(JobStatus.DONE, 1, None, f"done: {i}")
+        expected = None if i in jobless else JobOutcome(JobStatus.DONE, 1, None, f"done: {i}")
         assert outcome == expected
 
 
