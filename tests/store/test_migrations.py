@@ -29,7 +29,7 @@ RELEASED = {
         "ba61668eb281",
         "5faa0cfbee88",
         "f4a5bc33609e",
-        "f99338e75792",
+        "d3606b19b328",
     ),
     "postgres": (
         "bf310289dde9",
