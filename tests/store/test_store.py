@@ -720,6 +720,19 @@ async def test_a_job_recorded_before_version_12_is_found_from_its_delivery(
         conn.execute("COMMIT")
     conn.close()
     assert await _outcomes_after_12(SQLiteStore(path)) == _OUTCOMES_AFTER_12
+    fresh = str(tmp_path / "fresh.db")
+    store = SQLiteStore(fresh)
+    await store.setup()
+    await store.close()
+    assert _indexes(path) == _indexes(fresh)  # jobs_delivery gone, jobs_running_key partial
+
+
+def _indexes(path: str) -> set[tuple[str, str]]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'")
+        found = {(name, sql) for name, sql in rows if sql is not None}
+    conn.close()
+    return found
 
 
 async def test_a_job_recorded_before_version_12_is_found_on_postgresql(pg_url: str) -> None:
