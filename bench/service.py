@@ -113,7 +113,9 @@ def events_per_second(
 
 
 def _commented(control: httpx.Client, count: int) -> bool:
-    return int(control.get("/__bench/commented").json()["commented"]) >= count
+    # The fake looks every 20 ms for up to 5 s before it answers (bench/fakeserver.py).
+    answer = control.get("/__bench/commented", params={"at_least": count, "wait": 5})
+    return int(answer.json()["commented"]) >= count
 
 
 def _rss_kib(pid: int) -> list[int]:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
 
 DEFAULT_PLATFORM = "default"
+_Args = ParamSpec("_Args")
+_Made = TypeVar("_Made")
 
 
 class Better(enum.StrEnum):
@@ -47,6 +52,51 @@ def _setting_text(value: object) -> str:
     return str(value)
 
 
+def quick_constructor(cls: Callable[_Args, _Made]) -> Callable[_Args, _Made]:
+    """A faster maker of ``cls``, a frozen dataclass with slots, for the engine's hot
+    paths: the same arguments, the same instance (of ``cls``: equal, hashable, frozen,
+    ``__post_init__`` run), at a fraction of the cost (a third, for a ``MetricResult``).
+
+    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``
+    (its own ``__setattr__`` refuses), a call per field: 18 for a ``MetricResult``. A
+    mutable twin of the same slots stores them as plain attributes, then hands the
+    instance to ``cls`` by ``__class__`` assignment, which CPython allows between two
+    classes of one layout (the same base and the same slots, checked at assignment).
+    """
+    if not (
+        isinstance(cls, type)
+        and dataclasses.is_dataclass(cls)
+        and getattr(cls, "__dataclass_params__").frozen  # noqa: B009 (no stub for it)
+        and "__slots__" in vars(cls)
+        and all(f.init for f in dataclasses.fields(cls))
+    ):
+        raise TypeError(f"{cls!r} is no frozen dataclass with slots whose fields all init")
+    made: type[Any] = cls
+    checked = getattr(made, "__post_init__", None)
+
+    def handed_over(self: Any) -> None:
+        self.__class__ = made
+        if checked is not None:
+            checked(self)
+
+    fields = [
+        (
+            f.name,
+            f.type,
+            dataclasses.field(
+                default=f.default, default_factory=f.default_factory, kw_only=f.kw_only
+            ),
+        )
+        for f in dataclasses.fields(made)
+    ]
+    return dataclasses.make_dataclass(
+        f"_{made.__name__}Twin",
+        fields,
+        namespace={"__post_init__": handed_over},
+        slots=True,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Measurement:
     """One sample of one metric on one platform, as read from one report file."""
@@ -64,6 +114,10 @@ class Measurement:
         # everything and would silently turn a broken run into "unchanged".
         if not math.isfinite(self.value):
             raise ValueError(f"measurement {self.metric!r} is not a finite number")
+
+
+# Made once per sample on the readers' hot paths (20,000 metrics a report).
+quick_measurement = quick_constructor(Measurement)
 
 
 @dataclass(frozen=True, slots=True)

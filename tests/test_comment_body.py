@@ -1,6 +1,8 @@
 """One owner for the comment: every body is composed in perfbot/engine/show/render.py, and each
 path's footer names only what that path offers (``/perfbot rerun`` needs the App). The
-watch's issues, which are no PR comment, have their own composer: show/watch.py."""
+watch's issues, which are no PR comment, have their own composer: show/watch.py. The body is
+the same whether its report is read back from the PR's state or handed over as it was just
+laid out (``comment.body``'s ``prepared``)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import ast
 from pathlib import Path
 
 from perfbot.app.actions import CommentJob, comment_for_run
+from perfbot.app.comment import body as comment_body
 from perfbot.cli import main
-from perfbot.engine.show.render import MARKER
+from perfbot.engine.show.render import MARKER, Prepared
 from perfbot.sandbox.fakegithub import ACTIONS_APP_ID, ACTIONS_BOT_LOGIN
+from perfbot.store.base import PullState
 from tests.harness import World, in_process_service, wait_until
 from tests.paths import REPO
 
@@ -114,3 +118,21 @@ def test_the_apps_comment_offers_the_rerun(tmp_path: Path) -> None:
         wait_until(lambda: len(world.bot_comments(7)) == 1, what="the comment")
     (comment,) = world.bot_comments(7)
     assert "Re-measure with `/perfbot rerun` (write access)" in comment.splitlines()[-1]
+
+
+PREPARED = Prepared("🔴 1 regression", ("a notice",), "| metric | change |", "footer")
+
+
+def test_a_report_handed_over_gives_the_body_read_back_from_the_state() -> None:
+    state = PullState(
+        1, 7, report_body=PREPARED.dump(), reported_head_sha="a" * 40, newest_head_sha="b" * 40
+    )
+    assert comment_body(state, PREPARED) == comment_body(state)
+    assert "🔴 1 regression" in comment_body(state)
+
+
+def test_the_report_handed_over_is_the_one_shown() -> None:
+    other = Prepared("🟢 no change", (), "| metric |", "footer")
+    state = PullState(1, 7, report_body=PREPARED.dump())
+    assert "🟢 no change" in comment_body(state, other)
+    assert "🔴" not in comment_body(state, other)

@@ -8,7 +8,7 @@ import pytest
 
 from perfbot.engine.judge.compare import MetricResult, MetricRule, Policy, Verdict, compare
 from perfbot.engine.read.sides import SideReport
-from perfbot.model import Better, FailedCase
+from perfbot.model import Better, FailedCase, Scale
 from tests.builders import side
 
 
@@ -166,3 +166,18 @@ def test_summary_counts_every_verdict() -> None:
     assert summary[Verdict.MISSING] == 1
     assert summary[Verdict.NEW] == 1
     assert set(summary) == set(Verdict)
+
+
+def test_sides_with_the_same_samples_show_the_same_statistics() -> None:
+    metric = only_metric(side({"m": [5.0, 6.0]}), side({"m": [5.0, 6.0]}))
+    assert metric.base == metric.head
+    assert metric.head is not None
+    assert (metric.head.value, metric.head.samples) == (5.5, (5.0, 6.0))
+
+
+def test_a_zero_and_a_negative_zero_keep_their_own_statistics() -> None:
+    # -0.0 == 0.0, yet the two are written apart: each side keeps its own sign.
+    metric = only_metric(side({"m": 0.0}, scale=Scale.COUNT), side({"m": -0.0}, scale=Scale.COUNT))
+    assert metric.base is not None
+    assert metric.head is not None
+    assert (repr(metric.base.value), repr(metric.head.value)) == ("0.0", "-0.0")

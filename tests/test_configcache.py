@@ -6,6 +6,7 @@ import asyncio
 
 from perfbot.app.configcache import CONFIG_PATH, ConfigCache
 from perfbot.github.errors import GitHubError, GitHubUnavailable
+from perfbot.store.base import SharedFile
 
 
 class Files:
@@ -104,3 +105,63 @@ async def test_a_shared_read_that_fails_fails_each_waiter_and_is_tried_again() -
     files.error = None
     await cache.get(files, "acme", "widget")
     assert len(files.reads) == 3
+
+
+class SharedFiles:
+    """The store's ``ConfigFiles`` in memory, as every process of one database sees it."""
+
+    def __init__(self, broken: bool = False) -> None:
+        self.files: dict[tuple[str, str], SharedFile] = {}
+        self.broken = broken
+
+    async def config_file(self, owner: str, repo: str) -> SharedFile | None:
+        if self.broken:
+            raise RuntimeError("the disk is on fire")
+        return self.files.get((owner.lower(), repo.lower()))
+
+    async def save_config_file(self, owner: str, repo: str, text: str | None, now: float) -> None:
+        if self.broken:
+            raise RuntimeError("the disk is on fire")
+        self.files[(owner.lower(), repo.lower())] = SharedFile(text, now)
+
+    async def purge_config_files(self, before: float) -> int:
+        return 0
+
+
+async def test_a_second_process_takes_the_first_ones_read_for_the_rest_of_its_minute() -> None:
+    wall, shared = Clock(), SharedFiles()
+    first = ConfigCache(ttl=60, clock=Clock(), shared=shared, wall=wall)
+    second_clock = Clock()
+    second = ConfigCache(ttl=60, clock=second_clock, shared=shared, wall=wall)
+    files = Files({("acme", ".github"): "threshold: 2\n", ("acme", "widget"): "tolerance: 9\n"})
+    await first.get(files, "acme", "widget")
+    assert len(files.reads) == 2
+    wall.now = second_clock.now = 40.0
+    result = await second.get(files, "Acme", "widget")
+    assert (result.repo_config.threshold, result.repo_config.tolerance) == (2, 9)
+    assert len(files.reads) == 2  # the first process's reads, not GitHub
+    # Trusted for what was left of the first read's minute, not a minute of its own.
+    wall.now = second_clock.now = 61.0
+    await second.get(files, "acme", "widget")
+    assert len(files.reads) == 4
+    assert shared.files[("acme", "widget")] == SharedFile("tolerance: 9\n", 61.0)
+
+
+async def test_a_store_that_cannot_be_read_costs_a_github_read_only() -> None:
+    cache = ConfigCache(ttl=60, clock=Clock(), shared=SharedFiles(broken=True), wall=Clock())
+    files = Files({("acme", "widget"): "tolerance: 9\n"})
+    result = await cache.get(files, "acme", "widget")
+    assert result.repo_config.tolerance == 9
+    assert len(files.reads) == 2
+
+
+async def test_the_same_texts_are_resolved_once() -> None:
+    clock = Clock()
+    cache = ConfigCache(ttl=60, clock=clock)
+    files = Files({("acme", "widget"): "tolerance: 9\n"})
+    first = await cache.get(files, "acme", "widget")
+    clock.now = 61  # read again from GitHub: the same text
+    assert await cache.get(files, "acme", "widget") is first
+    files.files[("acme", "widget")] = "tolerance: 7\n"
+    clock.now = 122
+    assert (await cache.get(files, "acme", "widget")).repo_config.tolerance == 7

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ import pytest
 from githubkit.versions import LATEST_VERSION
 
 from perfbot.app import routes
+from perfbot.app.settings import Settings
 from perfbot.app.triage import parse_delivery
 from perfbot.github.app import GitHubApp
 from perfbot.github.installation import Installation
@@ -34,7 +36,15 @@ from tests.conformance import (
     request_violations,
     response_violations,
 )
-from tests.harness import INSTALLATION, REPO_ID, World, report_zip
+from tests.harness import (
+    INSTALLATION,
+    REPO_ID,
+    World,
+    in_process_service,
+    report_zip,
+    wait_idle,
+    wait_until,
+)
 
 HEAD = "a" * 40
 LATEST = "2026-03-10"
@@ -559,3 +569,52 @@ def test_examples_that_contradict_the_description_are_the_known_ones() -> None:
         <= broken["check_run.rerequested.7"]
     )
     assert EXAMPLES_AGAINST_THE_DESCRIPTION["installation"] <= broken["installation.created.1"]
+
+
+OLDER = "2022-11-28"
+
+
+@pytest.mark.api_version(OLDER)
+async def test_set_to_the_older_version_every_call_speaks_it(world: World) -> None:
+    """``PERFBOT_GITHUB_API_VERSION=2022-11-28``, for a GitHub Enterprise Server that does
+    not serve 2026-03-10: every request names it (githubkit's generated calls, the token
+    exchange and the download too), every answer is that version's, both conform to its
+    description, and perfbot reads every answer the scene asks for."""
+    settings = Settings.from_env(
+        {
+            "PERFBOT_APP_ID": str(world.fake.app_id),
+            "PERFBOT_PRIVATE_KEY": rsa_keypair().private_pem,
+            "PERFBOT_WEBHOOK_SECRET": "s3cret",
+            "PERFBOT_GITHUB_API_VERSION": OLDER,
+        }
+    )
+    app = GitHubApp(
+        settings.app_id,
+        settings.private_key,
+        world.fake.api_url,
+        transport=world.fake.transport(),
+        api_version=settings.github_api_version,
+    )
+    try:
+        await scene(world, app)
+    finally:
+        await app.close()
+    assert {r.api_version for r in world.fake.requests} == {OLDER}
+    assert {r.served_version for r in world.fake.requests} == {OLDER}
+    for exchange in world.fake.requests:
+        assert request_violations(exchange, OLDER) == []
+        assert response_violations(exchange) == []
+        # The same request checked as if perfbot spoke the newer version: caught.
+        assert request_violations(exchange)[0].location == "X-GitHub-Api-Version"
+
+
+@pytest.mark.api_version(OLDER)
+def test_the_service_set_to_the_older_version_comments(tmp_path: Path) -> None:
+    world = World.create()
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db", PERFBOT_GITHUB_API_VERSION=OLDER) as client:
+        body, headers = world.delivery(world.measured_run(pull, 1001))
+        assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        wait_until(lambda: bool(world.bot_comments(7)), 30, "the comment")
+        wait_idle(client.get, 30)
+    assert {r.api_version for r in world.fake.requests} == {OLDER}

@@ -1,4 +1,4 @@
-"""The App's HTTP path to GitHub (aiohttp under httpx) against real sockets on loopback."""
+"""The App's HTTP path to GitHub (its wire over aiohttp) against real sockets on loopback."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from perfbot.github import transport
+from perfbot.github import wire
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import GitHubError
 from perfbot.sandbox.fakegithub import rsa_keypair
@@ -92,7 +92,7 @@ async def test_a_peer_that_never_answers_costs_one_deadline_not_a_hung_job(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """aiohttp has no write timeout: the call's deadline ends a request nobody reads."""
-    monkeypatch.setattr(transport, "CALL_DEADLINE_SECONDS", 0.5)
+    monkeypatch.setattr(wire, "DEADLINE_SECONDS", 0.5)
     held: list[asyncio.StreamWriter] = []
 
     async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -58,7 +58,7 @@ LAYER_OF_PART = {
 # Only the GitHub adapter talks HTTP: these are its libraries (top-level import names).
 # The sandbox is GitHub's side of the same wire, so it may use them too.
 HTTP_LIBRARIES = frozenset(
-    {"githubkit", "githubkit_schemas", "httpx", "httpx_aiohttp", "httpcore", "aiohttp", "jwt"}
+    {"githubkit", "githubkit_schemas", "httpx", "httpcore", "aiohttp", "multidict", "yarl", "jwt"}
 )
 HTTP_LAYERS = frozenset({"github", "sandbox"})
 # Network, database and server libraries, which the pure code must not load.

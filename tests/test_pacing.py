@@ -34,6 +34,7 @@ from perfbot.github.pacing import (
 )
 from perfbot.sandbox.fakegithub import RecordedRequest, rsa_keypair
 from perfbot.store import SQLiteStore
+from perfbot.store.base import PaceRecord
 from perfbot.support.metrics import Metrics
 from tests.harness import World, assert_done, in_process_service_on, wait_until
 from tests.virtualtime import Quiet, VirtualClock
@@ -110,6 +111,55 @@ async def test_two_replicas_booking_through_one_store_never_share_a_second(
     assert min(b - a for a, b in itertools.pairwise(times)) >= SECONDS_APART
     notifying = sorted(at for at, notify in sent if notify)
     assert min(b - a for a, b in itertools.pairwise(notifying)) >= 3.0
+
+
+class CountingBook(MemoryBook):
+    """A book shared by two pacers (two processes), counting its reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    async def pace_record(self, key: str) -> PaceRecord | None:
+        self.reads += 1
+        return await super().pace_record(key)
+
+
+async def test_a_booking_starts_from_the_record_it_wrote_and_rereads_it_once_changed() -> None:
+    clock = VirtualClock()
+    book = CountingBook()
+    # No interval: no write waits for its slot (a write that waited reads the record again,
+    # for a block another process met meanwhile).
+    ours, theirs = (Pacer(book, interval=0.0, clock=clock.now, sleep=clock.sleep) for _ in range(2))
+    key = "installation:1"
+    sent: list[float] = []
+
+    async def send() -> None:
+        sent.append(clock.now())
+
+    async def write(pacer: Pacer) -> None:
+        task = asyncio.ensure_future(pacer.write(key, False, send))
+        for _ in range(100):
+            await asyncio.sleep(0)
+            if task.done():
+                break
+            if (deadline := clock.next_deadline()) is not None:
+                clock.jump_to(deadline)
+        await task
+
+    for _ in range(3):
+        await write(ours)
+    # One read, for the first booking: the next two swapped from the record it wrote.
+    assert book.reads == 1
+    await write(theirs)
+    await write(ours)
+    # Its recalled record was stale: the swap failed, it read the record, and booked
+    # beside the other process's slot instead of over it.
+    assert book.reads == 3
+    assert len(sent) == 5
+    record = await book.pace_record(key)
+    assert record is not None
+    assert (record.version, len(PaceState.load(record.state).recent)) == (5, 5)
 
 
 async def test_reads_are_spaced_out_once_the_rate_limit_runs_low() -> None:

@@ -106,6 +106,28 @@ def test_a_denied_repository_gets_no_job(
     assert fake.requests == []  # nothing to read either
 
 
+def test_a_payload_cannot_drive_the_terminal(
+    world: World, fake: FakeGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The event name, the delivery id and the action come from the file: an escape
+    sequence or a bidirectional override in them is printed as its code, never obeyed."""
+    payload = workflow_run_payload(world)
+    payload["action"] = "completed\u202e\x1b[2J"
+    logged = {
+        "event": "workflow_run\x1b]0;owned\x07",
+        "guid": "abc\x9b31m-123",
+        "request": {"headers": {}, "payload": payload},
+    }
+    exported = tmp_path / "delivery.json"
+    exported.write_text(json.dumps(logged))
+    main(["replay", str(exported)])
+    out = capsys.readouterr().out
+    for control in ("\x1b", "\x9b", "\x07", "\u202e"):
+        assert control not in out
+    assert "delivery abc\\x9b31m-123: workflow_run\\x1b]0;owned\\x07" in out
+    assert "completed\\u202e\\x1b[2J" in out
+
+
 @pytest.mark.parametrize(
     ("content", "arguments", "sentence"),
     [

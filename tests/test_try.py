@@ -206,7 +206,7 @@ def test_chromium_draws_the_conversation_with_its_tables_and_charts(tmp_path: Pa
         dom = chromium(
             tmp_path,
             "--virtual-time-budget=20000",
-            "--window-size=1280,3000",
+            "--window-size=1000,3000",  # a column narrower than a chart
             "--dump-dom",
             f"http://127.0.0.1:{port}/#open",
         )
@@ -222,6 +222,26 @@ def test_chromium_draws_the_conversation_with_its_tables_and_charts(tmp_path: Pa
     assert dom.count("<table>") >= 4  # its overview and per-platform tables
     charts = re.findall(r'<svg[^>]*aria-roledescription="xychart"', dom)
     assert len(charts) >= 2, "mermaid drew no chart"
+    for right_edge, (x, size, text) in _last_x_labels(dom):
+        # Mermaid measured the label at its real size: half of it (centred on its tick,
+        # about half an em a character) fits between the tick and the chart's right edge.
+        assert right_edge - x >= len(text) * size * 0.45 / 2, f"{text!r} is cut off"
     assert 'data-content="confused"' in dom
     assert 'data-content="rocket"' in dom
     assert "All checks have passed" in dom or "Some checks were not successful" in dom
+
+
+def _last_x_labels(dom: str) -> list[tuple[float, tuple[float, float, str]]]:
+    """Each xychart's width and its last x-axis label: (tick x, font size, text)."""
+    found = []
+    for chart in re.findall(r'<svg[^>]*aria-roledescription="xychart".*?</svg>', dom, re.S):
+        width = float(re.search(r'viewBox="0 0 ([0-9.]+) ', chart)[1])  # type: ignore[index]
+        axis = chart[chart.index('class="bottom-axis"') :]
+        labels = re.findall(
+            r'<text[^>]*font-size="([0-9.]+)"[^>]*translate\(([0-9.]+), [0-9.]+\)[^>]*>([^<]*)<',
+            axis[axis.index('class="label"') : axis.index('class="ticks"')],
+        )
+        size, x, text = labels[-1]
+        found.append((width, (float(x), float(size), text)))
+    assert found, "no chart has an x axis"
+    return found

@@ -87,10 +87,11 @@ def live_for(reported: str | None, newest: str | None, rerun_by: str | None = No
     return Live(stale, rerun_by or None)
 
 
-def body(state: PullState) -> str:
-    """The comment for ``state``: its stored report with its live notices."""
+def body(state: PullState, prepared: Prepared | None = None) -> str:
+    """The comment for ``state``: its stored report with its live notices. ``prepared``:
+    the stored report as it was laid out, when the caller has it (not read back again)."""
     assert state.report_body is not None
-    return compose(Prepared.load(state.report_body), live(state))
+    return compose(prepared or Prepared.load(state.report_body), live(state))
 
 
 async def publish(
@@ -101,19 +102,21 @@ async def publish(
     *,
     save: bool = True,
     pull: PullInfo | None = None,
+    prepared: Prepared | None = None,
 ) -> PullState:
     """Write the comment for ``state`` (report plus current notices) and store the state.
 
     ``save=False``: the caller stores the returned state itself. Should it fail before
     that, the comment is found again on the PR by its author and marker. ``pull``: the PR
     as GitHub showed it just before (a PR without comments is not searched for one).
+    ``prepared``: ``state.report_body`` as laid out, when the caller just laid it out.
     """
     comment = await upsert_comment(
         ctx.installation,
         owner,
         name,
         state.number,
-        body(state),
+        body(state, prepared),
         known_id=state.comment_id,
         app_id=ctx.app_id,
         bot_login=await ctx.bot_login(),

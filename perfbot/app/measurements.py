@@ -1,5 +1,6 @@
 """The App's side of the measurement store: both sides of every report are recorded for the
-noise model (``perfbot.store.measurements``), and what is older than the retention is purged.
+noise model (``perfbot.store.measurements``), and what is older than the retention is purged
+(with the write pace and the configuration files' shared reads of long ago).
 
 Recording never stands in the way of the comment: a failure is logged and the job goes on.
 """
@@ -36,6 +37,8 @@ DAY_SECONDS: Final = 86_400.0
 # How often each process purges measurements older than the retention. Cheap when there is
 # nothing to purge (an index range); the first purge runs at start-up.
 PURGE_INTERVAL_SECONDS: Final = 3600.0
+# How long a configuration file's shared read stays in the store (``ConfigFiles``).
+CONFIG_KEPT_SECONDS: Final = 3600.0
 
 
 class MeasuredRun(Protocol):
@@ -282,6 +285,9 @@ class MeasurementRetention:
             log.info("purged %d measurements older than the retention", deleted)
         # The pace of writes reaches an hour back at most: a day-old record says nothing.
         await self._store.purge_pace(self._clock() - DAY_SECONDS)
+        # A configuration file's shared read is trusted for a minute: an hour-old one is
+        # of no use, and a repository that left keeps no copy of its file for long.
+        await self._store.purge_config_files(self._clock() - CONFIG_KEPT_SECONDS)
         self.purges += 1
         return deleted
 

@@ -95,8 +95,15 @@ async def _written(
     number = pull.number
     if config.writes_comment(exists=state.comment_id is not None, worth=report.worth):
         # With a check run to write, the state is stored once, after it (one write less).
+        # The report just laid out is the state's: its body is not read back from it.
         state = await publish(
-            ctx, repo.owner, repo.name, state, save=not config.check_run, pull=pull
+            ctx,
+            repo.owner,
+            repo.name,
+            state,
+            save=not config.check_run,
+            pull=pull,
+            prepared=report.prepared,
         )
         done = f"comment {state.comment_id} on PR {number} is up to date"
     else:

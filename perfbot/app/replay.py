@@ -74,7 +74,11 @@ def from_body(event: str, body: bytes, delivery_id: str | None = None) -> Record
 async def fetch(settings: Settings, delivery_id: int, transport: Transport | None) -> Recorded:
     """Delivery ``delivery_id`` of the App's delivery log, read with the App's JWT."""
     github = GitHubApp(
-        settings.app_id, settings.private_key, settings.github_url, transport=transport
+        settings.app_id,
+        settings.private_key,
+        settings.github_url,
+        transport=transport,
+        api_version=settings.github_api_version,
     )
     try:
         found = await github.hook_delivery(delivery_id)
@@ -165,6 +169,7 @@ async def _run(
         settings.github_url,
         transport=how.transport,
         dry_run=dry_run,
+        api_version=settings.github_api_version,
     )
     worker = Worker(
         store,

@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from perfbot.app.dryrun_page import dry_run_endpoint
 from perfbot.app.ingest import WebhookEndpoint
 from perfbot.app.measurements import MeasurementRetention
+from perfbot.app.operator_gate import for_operator
 from perfbot.app.redeliver import Redeliverer, Sleep
 from perfbot.app.settings import Settings
 from perfbot.app.worker import Worker
@@ -68,6 +69,7 @@ def create_app(
     holder: dict[str, Services] = {}
     # The writes of a dry run, kept for /dry-run (this process's; the log has them all).
     dry_run = DryRun(clock=clock) if settings.dry_run else None
+    operator_token = settings.operator_token
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -90,6 +92,7 @@ def create_app(
             metrics=metrics,
             pacer=pacer,
             dry_run=dry_run,
+            api_version=settings.github_api_version,
         )
         if dry_run is not None:
             log.warning(
@@ -166,9 +169,14 @@ def create_app(
             # Reached only by other methods (405): POST never gets this far.
             Route("/webhook", webhook, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
-            Route("/metrics", metrics_endpoint, methods=["GET"]),
-            # As /metrics: for the operator only (restrict both at the proxy).
-            Route("/dry-run", dry_run_endpoint(dry_run), methods=["GET"]),
+            # For the operator only: restricted at the proxy, and by perfbot itself when
+            # PERFBOT_OPERATOR_TOKEN is set.
+            Route("/metrics", for_operator(metrics_endpoint, operator_token), methods=["GET"]),
+            Route(
+                "/dry-run",
+                for_operator(dry_run_endpoint(dry_run), operator_token),
+                methods=["GET"],
+            ),
         ],
         lifespan=lifespan,
     )

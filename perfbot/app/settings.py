@@ -11,6 +11,7 @@ from pathlib import Path
 from dotenv import dotenv_values
 
 from perfbot.errors import PerfbotError
+from perfbot.github.wire import API_VERSION, API_VERSIONS
 
 DEFAULT_GITHUB_URL = "https://api.github.com"
 DEFAULT_DATABASE_URL = "perfbot.db"
@@ -102,6 +103,9 @@ class Settings:
     private_key: str = field(repr=False)
     webhook_secret: str = field(repr=False)
     github_url: str = DEFAULT_GITHUB_URL
+    # The REST API version of every request (a GitHub Enterprise Server may serve only the
+    # older one).
+    github_api_version: str = API_VERSION
     database_url: str = DEFAULT_DATABASE_URL
     disabled_repos: tuple[str, ...] = ()
     workers: int = DEFAULT_WORKERS
@@ -115,6 +119,8 @@ class Settings:
     watch: bool = True
     # Nothing written to GitHub: every write is logged and listed at /dry-run instead.
     dry_run: bool = False
+    # What /metrics and /dry-run ask for (Authorization: Bearer …); None: the proxy guards them.
+    operator_token: str | None = field(default=None, repr=False)
     # One sentence per deprecated variable that was set, for the service to log.
     deprecations: tuple[str, ...] = ()
 
@@ -127,6 +133,7 @@ class Settings:
             private_key=_private_key(env),
             webhook_secret=_required(env, "PERFBOT_WEBHOOK_SECRET"),
             github_url=_github_url(env),
+            github_api_version=_github_api_version(env),
             database_url=env.get("PERFBOT_DATABASE_URL", "").strip() or DEFAULT_DATABASE_URL,
             disabled_repos=_patterns(env.get("PERFBOT_DISABLED_REPOS", "")),
             workers=_workers(env),
@@ -138,6 +145,7 @@ class Settings:
             write_pace_seconds=_write_pace_seconds(env),
             watch=_switch(env, "PERFBOT_WATCH", default=True),
             dry_run=_switch(env, "PERFBOT_DRY_RUN", default=False),
+            operator_token=_operator_token(env),
             deprecations=_deprecations(env),
         )
 
@@ -155,6 +163,24 @@ def _required(env: Mapping[str, str], name: str) -> str:
             "(see `perfbot setup` or docs/operators/settings.md)."
         )
     return value
+
+
+# A token anyone could guess protects nothing; `openssl rand -hex 32` gives 64 characters.
+MIN_OPERATOR_TOKEN_LENGTH = 24
+
+
+def _operator_token(env: Mapping[str, str]) -> str | None:
+    token = env.get("PERFBOT_OPERATOR_TOKEN", "").strip()
+    if not token:
+        return None
+    if len(token) < MIN_OPERATOR_TOKEN_LENGTH or not token.isascii() or not token.isprintable():
+        raise SettingsError(
+            f"PERFBOT_OPERATOR_TOKEN must be at least {MIN_OPERATOR_TOKEN_LENGTH} printable "
+            "ASCII characters (make one with `openssl rand -hex 32`)."
+        )
+    if " " in token:
+        raise SettingsError("PERFBOT_OPERATOR_TOKEN must not contain spaces.")
+    return token
 
 
 def _app_id(env: Mapping[str, str]) -> int:
@@ -203,6 +229,16 @@ def _github_url(env: Mapping[str, str]) -> str:
     if not url.startswith(("https://", "http://")):
         raise SettingsError(f"PERFBOT_GITHUB_URL must be an http(s) URL, got {url[:60]!r}.")
     return url.rstrip("/")
+
+
+def _github_api_version(env: Mapping[str, str]) -> str:
+    version = env.get("PERFBOT_GITHUB_API_VERSION", "").strip() or API_VERSION
+    if version not in API_VERSIONS:
+        raise SettingsError(
+            f"PERFBOT_GITHUB_API_VERSION must be one of {', '.join(API_VERSIONS)} (the REST "
+            f"API versions perfbot speaks), got {version[:20]!r}."
+        )
+    return version
 
 
 def _patterns(raw: str) -> tuple[str, ...]:

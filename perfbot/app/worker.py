@@ -59,7 +59,8 @@ class Worker:
         self._github = github
         self._repo_disabled = repo_disabled
         self._metrics = metrics or Metrics()
-        self._configs = configs or ConfigCache()
+        # Shared through the store: a job in another process reads no file this one read.
+        self._configs = configs or ConfigCache(shared=store, wall=clock)
         self._clock = clock
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()

@@ -51,6 +51,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from perfbot.app.replay import Replay, ReplayError, fetch, replay
     from perfbot.app.settings import Settings, SettingsError, load_env_file
+    from perfbot.engine.show.terminal import inert_line
     from perfbot.errors import PerfbotError
 
     source: str = args.source
@@ -64,7 +65,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         if recorded is None:
             recorded = asyncio.run(fetch(settings, int(source), None))
-        how = Replay(settings, lambda line: print(line, file=out), store_url=args.store)
+        # Every line may quote the payload (its event, action, repository, delivery id):
+        # a recorded delivery is untrusted input, and the terminal must not obey it.
+        how = Replay(settings, lambda line: print(inert_line(line), file=out), store_url=args.store)
         asyncio.run(replay(how, recorded))
     except ReplayError as exc:
         raise UsageError(str(exc)) from None

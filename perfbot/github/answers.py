@@ -16,11 +16,11 @@ from functools import partial
 from typing import Any, TypeVar
 
 import orjson
-from githubkit import Response
 
 from perfbot.github.convert import NOT_A_FILE
 from perfbot.github.errors import GitHubError
 from perfbot.github.types import ArtifactInfo, CommentInfo, PullInfo
+from perfbot.github.wire import Answered
 
 T = TypeVar("T")
 
@@ -29,14 +29,14 @@ class _Unexpected(Exception):
     """A field missing or of another type (turned into a GitHubError by ``read``)."""
 
 
-def _parsed(response: Response[Any, Any], what: str) -> object:
+def _parsed(response: Answered, what: str) -> object:
     try:
         return orjson.loads(response.content)
     except ValueError:
         raise GitHubError(f"GitHub's answer to {what} is not JSON") from None
 
 
-def read(response: Response[Any, Any], what: str) -> dict[str, Any]:
+def read(response: Answered, what: str) -> dict[str, Any]:
     """The answer's JSON object; GitHubError when it is none."""
     data = _parsed(response, what)
     if not isinstance(data, dict):
@@ -44,7 +44,7 @@ def read(response: Response[Any, Any], what: str) -> dict[str, Any]:
     return data
 
 
-def _items(response: Response[Any, Any], what: str) -> list[dict[str, Any]]:
+def _items(response: Answered, what: str) -> list[dict[str, Any]]:
     """The answer's JSON array of objects (a list endpoint's page); GitHubError when not."""
     data = _parsed(response, what)
     if not isinstance(data, list):
@@ -73,7 +73,7 @@ def _object(data: dict[str, Any], key: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _checked(response: Response[Any, Any], what: str, convert: Callable[[dict[str, Any]], T]) -> T:
+def _checked(response: Answered, what: str, convert: Callable[[dict[str, Any]], T]) -> T:
     """``convert`` of the answer's JSON object, a missing or mistyped field reported as a
     GitHubError."""
     try:
@@ -82,9 +82,7 @@ def _checked(response: Response[Any, Any], what: str, convert: Callable[[dict[st
         raise GitHubError(f"GitHub's answer to {what} lacks a valid {exc.args[0]!r}") from None
 
 
-def _each(
-    response: Response[Any, Any], what: str, convert: Callable[[dict[str, Any]], T]
-) -> list[T]:
+def _each(response: Answered, what: str, convert: Callable[[dict[str, Any]], T]) -> list[T]:
     """``convert`` of each object of the answer's JSON array, as ``_checked`` reports."""
     try:
         return [convert(item) for item in _items(response, what)]
@@ -92,31 +90,31 @@ def _each(
         raise GitHubError(f"GitHub's answer to {what} lacks a valid {exc.args[0]!r}") from None
 
 
-def artifacts(response: Response[Any, Any], what: str) -> list[ArtifactInfo]:
+def artifacts(response: Answered, what: str) -> list[ArtifactInfo]:
     """A page of ``GET /actions/runs/N/artifacts``."""
     return _checked(response, what, _artifacts)
 
 
-def pull(response: Response[Any, Any], what: str) -> PullInfo:
+def pull(response: Answered, what: str) -> PullInfo:
     """The answer of ``GET /pulls/N`` (which says ``comments``)."""
     return _checked(response, what, partial(_pull, full=True))
 
 
-def pulls(response: Response[Any, Any], what: str) -> list[PullInfo]:
+def pulls(response: Answered, what: str) -> list[PullInfo]:
     """A list of pulls in their simple form (no ``comments``), e.g. a commit's pulls."""
     return _each(response, what, partial(_pull, full=False))
 
 
-def comment(response: Response[Any, Any], what: str) -> CommentInfo:
+def comment(response: Answered, what: str) -> CommentInfo:
     return _checked(response, what, _comment)
 
 
-def comments(response: Response[Any, Any], what: str) -> list[CommentInfo]:
+def comments(response: Answered, what: str) -> list[CommentInfo]:
     """A page of an issue's or a PR's comments."""
     return _each(response, what, _comment)
 
 
-def object_id(response: Response[Any, Any], what: str) -> int:
+def object_id(response: Answered, what: str) -> int:
     """The ``id`` of what a write created or changed (a check run)."""
     return _checked(response, what, lambda data: _get(data, "id", int))
 
@@ -186,7 +184,7 @@ def _comment(data: dict[str, Any]) -> CommentInfo:
     )
 
 
-def file_text(response: Response[Any, Any]) -> str:
+def file_text(response: Answered) -> str:
     """A file's text from its contents answer, as ``convert.file_text`` reads it:
     ``NOT_A_FILE`` for a directory (a list), a symlink or a submodule, ``"\\x00"`` for
     what is not UTF-8 text."""

@@ -13,11 +13,14 @@ from perfbot.github.conditional import Validators
 from perfbot.github.dryrun import DryRun
 from perfbot.github.dryrun_transport import WriteGate
 from perfbot.github.errors import GitHubError
+from perfbot.github.httpx_edge import HttpxWire
 from perfbot.github.installation import Installation
 from perfbot.github.pacing import APP_KEY, Pacer, installation_key
+from perfbot.github.pools import Pools
 from perfbot.github.tokens import TokenGate
-from perfbot.github.transport import PAGE_SIZE, _call, _client, _pools, _SharedTransport
+from perfbot.github.transport import PAGE_SIZE, _call, _client
 from perfbot.github.types import HookDelivery, RecordedDelivery
+from perfbot.github.wire import API_VERSION, ApiVersioned, Metered
 from perfbot.support.metrics import Metrics
 from perfbot.support.shared import SharedCalls
 
@@ -39,26 +42,24 @@ class GitHubApp:
         max_connections: int = 32,
         pacer: Pacer | None = None,
         dry_run: DryRun | None = None,
+        api_version: str = API_VERSION,
     ) -> None:
         self.app_id = app_id
         # Set: nothing is written to GitHub, every write is recorded there instead.
         self.dry_run = dry_run
         # Every installation's pace (and the App's own writes'); None: nothing paced.
         self.pacer = pacer
-        self._transport = _SharedTransport(transport or _pools(max_connections), metrics)
+        # One wire for the process: the network's pools, or what a test hands in.
+        self._wire = Metered(HttpxWire(transport) if transport else Pools(max_connections), metrics)
         # Storage gets pools of its own: in a pool shared by two hosts, a request waiting
         # for one host closes an idle connection to the other, and under load every
         # artifact download would cost two new connections.
-        self._storage_transport = (
-            self._transport if transport else _SharedTransport(_pools(max_connections), metrics)
-        )
-        # Every API request passes the gate: a dry run's writes stop there, and so does any
-        # request naming an id a dry run made up (dry run or not: GitHub never sees one).
-        self._github = _client(
-            AppAuthStrategy(str(app_id), private_key),
-            base_url,
-            WriteGate(self._transport, dry_run),
-        )
+        self._storage = self._wire if transport else Metered(Pools(max_connections), metrics)
+        # Every API request passes the gate, githubkit's and the direct calls alike: a dry
+        # run's writes stop there, and so does any request naming an id a dry run made up
+        # (dry run or not: GitHub never sees one).
+        self._api = ApiVersioned(WriteGate(self._wire, dry_run), api_version)
+        self._github = _client(AppAuthStrategy(str(app_id), private_key), base_url, self._api)
         self._bot_login: str | None = None
         self._asking_bot_login: SharedCalls[None, str] = SharedCalls()
         self._token_gates: dict[int, TokenGate] = {}
@@ -72,7 +73,8 @@ class GitHubApp:
             gate = self._token_gates[installation_id] = TokenGate()
         return Installation(
             self._github.with_auth(auth),
-            self._storage_transport,
+            self._api,
+            self._storage,
             self.app_id,
             gate,
             installation_id=installation_id,
@@ -171,6 +173,6 @@ class GitHubApp:
         await self.pacer.write(APP_KEY, False, lambda: _call("POST", send))
 
     async def close(self) -> None:
-        await self._transport.close()
-        if self._storage_transport is not self._transport:
-            await self._storage_transport.close()
+        await self._wire.close()
+        if self._storage is not self._wire:
+            await self._storage.close()

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar, cast
-
-from githubkit import Response
+from typing import Final, Generic, TypeVar, cast
 
 from perfbot.github.errors import GitHubError
+from perfbot.github.wire import Answered
 
 V = TypeVar("V")
 R = TypeVar("R")
+A = TypeVar("A", bound=Answered)
 
 DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
 # What an entry costs besides its value's text: the key, the ETag, the objects.
@@ -71,9 +71,9 @@ async def conditional_read(
     validators: Validators | None,
     key: Hashable,
     *,
-    call: Callable[[str, Callable[[], Awaitable[Response[Any, Any]]]], Awaitable[R]],
-    send: Callable[[dict[str, str]], Awaitable[Response[Any, Any]]],
-    convert: Callable[[Response[Any, Any]], V],
+    call: Callable[[str, Callable[[], Awaitable[A]]], Awaitable[R]],
+    send: Callable[[dict[str, str]], Awaitable[A]],
+    convert: Callable[[A], V],
     gone: tuple[int, ...],
 ) -> V | None:
     """The value of a read through ``call`` (the installation's, paced and mapped), naming
@@ -82,7 +82,7 @@ async def conditional_read(
     known = validators.get(key) if validators is not None else None
     headers = {"If-None-Match": known.etag} if known is not None else {}
     try:
-        response = cast(Response[Any, Any], await call("GET", lambda: send(headers)))
+        response = cast(A, await call("GET", lambda: send(headers)))
     except GitHubError as exc:
         if exc.status in gone:
             if validators is not None:

@@ -3,7 +3,7 @@
 ``perfbot serve --dry-run`` (``PERFBOT_DRY_RUN=1``) and ``perfbot replay`` read GitHub as
 usual and write nothing to it: every request other than a read (and the exchange of the
 App's JWT for an installation token, which is how reads are made) stops in the adapter's
-transport (``dryrun_transport.WriteGate``), which answers it as GitHub would have. Each
+wire (``dryrun_transport.WriteGate``), which answers it as GitHub would have. Each
 such write becomes a ``WouldWrite``: logged as one JSON line (logger ``perfbot.dry_run``,
 key ``would_write``) and kept, the last ``keep`` of them, for the ``/dry-run`` page.
 

@@ -1,4 +1,5 @@
-"""``WriteGate``: the one transport every API request of the App passes through.
+"""``WriteGate``: the one layer of the wire (``wire``) every API request of the App passes
+through, githubkit's and perfbot's direct calls alike.
 
 * With a ``DryRun``, a write (anything but a read and the installation-token exchange)
   stops here: it is recorded (``DryRun.record``) and answered as GitHub would have
@@ -18,9 +19,11 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import httpx
+import orjson
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from perfbot.github.dryrun import DryRun, is_write, names_synthetic
+from perfbot.github.wire import Answer, Call, Wire
 
 MAX_REMEMBERED: Final = 256
 _NOT_FOUND: Final = {
@@ -29,109 +32,108 @@ _NOT_FOUND: Final = {
     "status": "404",
 }
 _STRIP_FOR_READ: Final = frozenset({"content-length", "content-type", "transfer-encoding"})
+_JSON: Final = CIMultiDictProxy(CIMultiDict({"Content-Type": "application/json"}))
 
 
-class WriteGate(httpx.AsyncBaseTransport):
-    def __init__(self, inner: httpx.AsyncBaseTransport, dry_run: DryRun | None) -> None:
+class WriteGate:
+    def __init__(self, inner: Wire, dry_run: DryRun | None) -> None:
         self._inner = inner
         self._dry_run = dry_run
         # Canonical API path of an object a dry run created -> the object as GitHub shows it.
         self._objects: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        method, path = request.method, request.url.path
+    async def send(self, call: Call, limit: int | None = None) -> Answer:
+        method, path = call.method, call.path
         dry_run = self._dry_run
         if dry_run is None:
             if names_synthetic(path):
-                return _answer(request, 404, _NOT_FOUND)
-            return await self._inner.handle_async_request(request)
+                return _answer(404, _NOT_FOUND)
+            return await self._inner.send(call, limit)
         recorded = dry_run.total
         if names_synthetic(path):
-            response = await self._synthetic(dry_run, request)
+            response = self._synthetic(dry_run, call)
         elif is_write(method, path):
-            response = await self._held(dry_run, request)
+            response = await self._held(dry_run, call)
         else:
-            response = await self._inner.handle_async_request(request)
+            response = await self._inner.send(call, limit)
         record = dry_run.last if dry_run.total != recorded else None
         dry_run.observe(method, path, response.status_code, record)
         return response
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+    async def close(self) -> None:
+        await self._inner.close()
 
-    async def _synthetic(self, dry_run: DryRun, request: httpx.Request) -> httpx.Response:
+    def _synthetic(self, dry_run: DryRun, call: Call) -> Answer:
         """A request about something this dry run created (or a previous one did)."""
-        method, path = request.method, request.url.path
+        method, path = call.method, call.path
         if method == "POST" and path.endswith("/reactions"):
             if path.removesuffix("/reactions") not in self._objects:
-                return _answer(request, 404, _NOT_FOUND)
-            payload = await _payload(request)
+                return _answer(404, _NOT_FOUND)
+            payload = _payload(call)
             dry_run.record(method, path, payload)
-            return _answer(request, 201, _reaction(dry_run.new_id(), payload))
+            return _answer(201, _reaction(dry_run.new_id(), payload))
         known = self._objects.get(path)
         if known is None:
-            return _answer(request, 404, _NOT_FOUND)
+            return _answer(404, _NOT_FOUND)
         if method == "PATCH":
-            payload = await _payload(request)
+            payload = _payload(call)
             dry_run.record(method, path, payload)
             _merge(known, payload)
-        return _answer(request, 200, known)
+        return _answer(200, known)
 
-    async def _held(self, dry_run: DryRun, request: httpx.Request) -> httpx.Response:
-        method, path = request.method, request.url.path
-        payload = await _payload(request)
+    async def _held(self, dry_run: DryRun, call: Call) -> Answer:
+        method, path = call.method, call.path
+        payload = _payload(call)
         if method == "PATCH":
             # What GitHub holds now, as the edit would leave it; or GitHub's own refusal.
-            current = await self._read(request)
+            current = await self._read(call)
             if not isinstance(current, dict):
                 return current
             dry_run.record(method, path, payload)
             _merge(current, payload)
-            return _answer(request, 200, current)
+            return _answer(200, current)
         entry = dry_run.record(method, path, payload)
-        url = str(request.url)
+        url = call.url
         if entry.kind == "comment":
             new_id = dry_run.new_id()
             key = path.rsplit("/issues/", 1)[0] + f"/issues/comments/{new_id}"
-            return self._created(request, key, _comment(new_id, url, payload))
+            return self._created(key, _comment(new_id, url, payload))
         if entry.kind == "check_run":
             new_id = dry_run.new_id()
-            return self._created(request, f"{path}/{new_id}", _check_run(new_id, url, payload))
+            return self._created(f"{path}/{new_id}", _check_run(new_id, url, payload))
         if entry.kind == "issue":
             new_id = dry_run.new_id()
-            return self._created(request, f"{path}/{new_id}", _issue(new_id, url, payload))
+            return self._created(f"{path}/{new_id}", _issue(new_id, url, payload))
         if entry.kind == "reaction":
-            return _answer(request, 201, _reaction(dry_run.new_id(), payload))
+            return _answer(201, _reaction(dry_run.new_id(), payload))
         if entry.kind == "rerun":
-            return _answer(request, 201, {})
-        return _answer(request, 202, {})
+            return _answer(201, {})
+        return _answer(202, {})
 
-    def _created(self, request: httpx.Request, key: str, obj: dict[str, Any]) -> httpx.Response:
+    def _created(self, key: str, obj: dict[str, Any]) -> Answer:
         self._objects[key] = obj
         while len(self._objects) > MAX_REMEMBERED:
             self._objects.popitem(last=False)
-        return _answer(request, 201, obj)
+        return _answer(201, obj)
 
-    async def _read(self, request: httpx.Request) -> dict[str, Any] | httpx.Response:
-        """The object ``request`` would edit, read from GitHub; else GitHub's answer."""
-        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _STRIP_FOR_READ]
-        read = httpx.Request("GET", request.url, headers=headers, extensions=request.extensions)
-        response = await self._inner.handle_async_request(read)
-        content = await response.aread()
+    async def _read(self, call: Call) -> dict[str, Any] | Answer:
+        """The object ``call`` would edit, read from GitHub; else GitHub's answer."""
+        headers = CIMultiDict(
+            (k, v) for k, v in call.headers.items() if k.lower() not in _STRIP_FOR_READ
+        )
+        response = await self._inner.send(Call("GET", call.url, call.path, headers))
         if response.status_code == 200:
             try:
-                found: object = json.loads(content)
+                found: object = json.loads(response.content)
             except ValueError:
                 found = None
             if isinstance(found, dict):
                 return found
-        return httpx.Response(
-            response.status_code, headers=response.headers, content=content, request=request
-        )
+        return response
 
 
-async def _payload(request: httpx.Request) -> dict[str, Any]:
-    raw = await request.aread()
+def _payload(call: Call) -> dict[str, Any]:
+    raw = call.body
     try:
         payload: object = json.loads(raw) if raw else {}
     except ValueError:
@@ -139,8 +141,8 @@ async def _payload(request: httpx.Request) -> dict[str, Any]:
     return payload if isinstance(payload, dict) else {}
 
 
-def _answer(request: httpx.Request, status: int, body: object) -> httpx.Response:
-    return httpx.Response(status, json=body, request=request)
+def _answer(status: int, body: object) -> Answer:
+    return Answer(status, _JSON, orjson.dumps(body))
 
 
 def _now() -> str:

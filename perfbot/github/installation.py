@@ -4,7 +4,7 @@ The calls wait for an installation token through ``tokens.TokenGate``, and for t
 installation's pace through ``pacing.Pacer`` (every write, and the reads when the rate
 limit runs low); GitHub's models become perfbot's types in ``convert``. The artifact
 download does not follow GitHub's 302 with the client that holds the token: ``storage``
-fetches the storage URL straight through the transport, with no credential and no cookie.
+fetches the storage URL straight through the storage's wire, with no credential and no cookie.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-import httpx
 from githubkit import GitHub
 from githubkit_schemas.latest import models
 
@@ -50,6 +49,7 @@ from perfbot.github.types import (
     StateReason,
     WorkflowRunInfo,
 )
+from perfbot.github.wire import Wire
 
 T = TypeVar("T")
 
@@ -60,7 +60,8 @@ class Installation:
     def __init__(
         self,
         github: GitHub[Any],
-        storage: httpx.AsyncBaseTransport,
+        api: Wire,
+        storage: Wire,
         app_id: int | None,
         token_gate: TokenGate | None = None,
         *,
@@ -71,7 +72,7 @@ class Installation:
     ) -> None:
         self._gh = github
         # The hot calls, without githubkit's client and models (see ``direct``).
-        self._direct = Direct(github)
+        self._direct = Direct(github, api)
         # The last answers of the reads asked again (None: every read unconditional).
         self._validators = validators
         self._storage = storage

@@ -34,6 +34,7 @@ import json
 import logging
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
@@ -71,6 +72,12 @@ MAX_READ_SPACING: Final = 2.0
 # Tries at booking a slot against other processes booking the same key at once.
 BOOKING_TRIES: Final = 50
 _STRIPES: Final = 64
+# A booking starts from the record this process last read or wrote of its key, when that
+# is this recent (far below the day after which the store purges an idle record, which
+# could then be created again with the same version), instead of reading it first; of
+# this many keys at most.
+RECALL_SECONDS: Final = 600.0
+RECALLED_KEYS: Final = 4096
 
 
 class PaceBook(Protocol):
@@ -78,7 +85,10 @@ class PaceBook(Protocol):
 
     async def pace_record(self, key: str) -> PaceRecord | None: ...
 
-    async def swap_pace(self, key: str, version: int | None, state: str, now: float) -> bool: ...
+    async def swap_pace(self, key: str, version: int | None, state: str, now: float) -> bool:
+        """Replace ``key``'s record of ``version`` (None: create it) with ``state``, as
+        version ``(version or 0) + 1``; False when its version is not ``version``."""
+        ...
 
 
 class MemoryBook:
@@ -210,6 +220,8 @@ class Pacer:
         self._lowest = _Lowest()
         self._running: dict[str, int] = {}
         self._turns: dict[str, _Turn] = {}
+        # The record of each key this process last read or wrote, and when (``_record``).
+        self._known: OrderedDict[str, tuple[float, PaceRecord]] = OrderedDict()
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -239,12 +251,12 @@ class Pacer:
         window = self._window(key)
         window.blocked_until = max(window.blocked_until, until)
         async with self._stripe(key):
-            for _ in range(BOOKING_TRIES):
-                record = await self._book.pace_record(key)
+            for attempt in range(BOOKING_TRIES):
+                record = await self._record(key, recalled=attempt == 0)
                 state = PaceState.load(record.state) if record else PaceState()
                 version = record.version if record else None
                 blocked = state.blocked(until).dump()
-                if await self._book.swap_pace(key, version, blocked, self._clock()):
+                if await self._swap(key, version, blocked, self._clock()):
                     return
         raise GitHubUnavailable(f"{key}: GitHub's block could not be recorded")
 
@@ -262,19 +274,48 @@ class Pacer:
         return max(0.0, max(state.next_at, state.blocked_until) - self._clock())
 
     async def _state(self, key: str) -> PaceState:
-        record = await self._book.pace_record(key)
+        record = await self._record(key, recalled=False)
         return PaceState.load(record.state) if record else PaceState()
+
+    async def _record(self, key: str, *, recalled: bool) -> PaceRecord | None:
+        """``key``'s record: ``recalled``, the one this process last read or wrote when it
+        is recent (a swap from it fails if another process changed it since), else the
+        book's."""
+        if recalled:
+            known = self._known.get(key)
+            if known is not None and known[0] > self._clock() - RECALL_SECONDS:
+                return known[1]
+        record = await self._book.pace_record(key)
+        self._remember(key, record)
+        return record
+
+    async def _swap(self, key: str, version: int | None, state: str, now: float) -> bool:
+        if await self._book.swap_pace(key, version, state, now):
+            self._remember(key, PaceRecord((version or 0) + 1, state))
+            return True
+        self._remember(key, None)
+        return False
+
+    def _remember(self, key: str, record: PaceRecord | None) -> None:
+        known = self._known
+        if record is None:
+            known.pop(key, None)
+            return
+        known[key] = (self._clock(), record)
+        known.move_to_end(key)
+        if len(known) > RECALLED_KEYS:
+            known.popitem(last=False)
 
     async def _book_slot(self, key: str, notify: bool) -> float:
         # One booking at a time per stripe in this process: only other processes race.
         async with self._stripe(key):
-            for _ in range(BOOKING_TRIES):
+            for attempt in range(BOOKING_TRIES):
                 now = self._clock()
-                record = await self._book.pace_record(key)
+                record = await self._record(key, recalled=attempt == 0)
                 state = PaceState.load(record.state) if record else PaceState()
                 at = state.slot(notify, now, capped=self.interval > 0)
                 taken = state.booked(at, notify, self.interval).dump()
-                if await self._book.swap_pace(key, record.version if record else None, taken, now):
+                if await self._swap(key, record.version if record else None, taken, now):
                     return at
         raise GitHubUnavailable(f"{key}: no write slot could be booked (contention)")
 

@@ -272,6 +272,9 @@ class FakeBuilding(FakeCore):
             created_at=self.now(),
         )
         self.artifacts[artifact.id] = artifact
+        if self._artifacts_indexed == len(self.artifacts) - 1:
+            self._artifacts_by_run.setdefault(run_id, []).append(artifact)
+            self._artifacts_indexed += 1
         return artifact
 
     def add_comment(
@@ -299,6 +302,10 @@ class FakeBuilding(FakeCore):
             updated_at=moment,
         )
         self.comments[comment.id] = comment
+        if self._comments_indexed == len(self.comments) - 1:
+            key = comment.repo, comment.issue_number
+            self._comments_by_issue.setdefault(key, []).append(comment)
+            self._comments_indexed += 1
         return comment
 
     def add_bot_comment(self, repo: Repo | str, number: int, body: str) -> Comment:

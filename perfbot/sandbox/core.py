@@ -80,6 +80,16 @@ class FakeCore:
         self.chaos_injected: Counter[str] = Counter()  # kind → requests it hit, since chaos()
         self._ids = itertools.count(10_001)
         self._stable_ids: dict[str, int] = {}
+        # Lookups by issue and by run, so that a request costs the same with 10 or 10,000
+        # comments and artifacts in the fake (bench/service.py). Rebuilt whenever the dict
+        # they index changed size: a test may add to ``comments`` or ``artifacts`` directly.
+        self._comments_by_issue: dict[tuple[str, int], list[Comment]] = {}
+        self._comments_indexed = 0
+        self._artifacts_by_run: dict[int, list[Artifact]] = {}
+        self._artifacts_indexed = 0
+        # Lower-case login → its installation, the first found (its type read at each look).
+        self._accounts: dict[str, Installation] = {}
+        self._accounts_indexed = 0
 
     def _wall_clock(self) -> datetime:
         return datetime.now(UTC) + self.clock_offset
@@ -106,13 +116,39 @@ class FakeCore:
 
     def comments_on(self, repo: Repo | str, number: int) -> list[Comment]:
         """The live comments of an issue or PR, oldest first."""
-        name = self.repo(repo).full_name
-        found = [
-            c
-            for c in self.comments.values()
-            if c.repo == name and c.issue_number == number and not c.deleted
-        ]
-        return sorted(found, key=lambda c: c.id)
+        if self._comments_indexed != len(self.comments):
+            self._comments_by_issue = {}
+            for comment in self.comments.values():
+                key = comment.repo, comment.issue_number
+                self._comments_by_issue.setdefault(key, []).append(comment)
+            self._comments_indexed = len(self.comments)
+        found = self._comments_by_issue.get((self.repo(repo).full_name, number), [])
+        return sorted((c for c in found if not c.deleted), key=lambda c: c.id)
+
+    def account_type(self, login: str) -> str | None:
+        """The type of the account an installation of this App is on, if any is."""
+        key = login.lower()
+        found = self._accounts.get(key)
+        # Installed again under its id, or renamed, in the state directly: looked up anew.
+        moved = found is not None and (
+            self.installations.get(found.id) is not found or found.account_login.lower() != key
+        )
+        if moved or self._accounts_indexed != len(self.installations):
+            self._accounts = {}
+            for installation in self.installations.values():
+                self._accounts.setdefault(installation.account_login.lower(), installation)
+            self._accounts_indexed = len(self.installations)
+            found = self._accounts.get(key)
+        return None if found is None else found.account_type
+
+    def artifacts_of_run(self, run_id: int) -> list[Artifact]:
+        """The artifacts a workflow run uploaded, in the order they were added."""
+        if self._artifacts_indexed != len(self.artifacts):
+            self._artifacts_by_run = {}
+            for artifact in self.artifacts.values():
+                self._artifacts_by_run.setdefault(artifact.run_id, []).append(artifact)
+            self._artifacts_indexed = len(self.artifacts)
+        return list(self._artifacts_by_run.get(run_id, []))
 
     def bot_comments(self, repo: Repo | str, number: int) -> list[Comment]:
         """The live comments that perfbot (this app id) authored, oldest first."""

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 from urllib.parse import quote
 
-from perfbot.sandbox.common import Json, fake_sha, iso, node_id_of, rewritten
+from perfbot.sandbox.common import (
+    Json,
+    copied,
+    fake_sha,
+    iso,
+    node_id_of,
+    template_rewritten,
+)
 from perfbot.sandbox.fixtures import templates
 from perfbot.sandbox.issue_json import (
     check_run_json,
@@ -36,7 +42,7 @@ def with_repository(fake: FakeBuilding, payload: Json, repo: Repo, sender: str) 
     if owner_type(fake, repo.owner) == "Organization":
         organization = cast(
             Json,
-            rewritten(
+            template_rewritten(
                 templates().organization,
                 {"octo-org": repo.owner, "https://api.github.com": fake.api_url},
             ),
@@ -49,7 +55,7 @@ def with_repository(fake: FakeBuilding, payload: Json, repo: Repo, sender: str) 
 
 def workflow_run_event(fake: FakeBuilding, run: Run, action: str) -> Json:
     repo = fake.repo(run.repo)
-    payload = copy.deepcopy(templates().workflow_run_event)
+    payload = copied(templates().workflow_run_event)
     workflow = payload["workflow"]
     workflow.update(
         id=run.workflow_id,
@@ -97,7 +103,7 @@ def issue_comment_event(fake: FakeBuilding, comment: Comment, action: str, sende
 def check_suite_json(fake: FakeBuilding, check: CheckRun, check_run: Json) -> Json:
     """The full check suite of ``check`` (``check_run_json`` is the check run's JSON)."""
     repo = fake.repo(check.repo)
-    suite = copy.deepcopy(templates().check_suite)
+    suite = copied(templates().check_suite)
     pull = next((p for p in repo.pulls.values() if p.head_sha == check.head_sha), None)
     url = f"{fake.api_url}/repos/{repo.full_name}/check-suites/{check.check_suite_id}"
     runs = [c for c in fake.check_runs.values() if c.check_suite_id == check.check_suite_id]

@@ -4,7 +4,6 @@ contents, collaborators, commits and installations."""
 from __future__ import annotations
 
 import base64
-import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -16,6 +15,7 @@ from perfbot.sandbox.common import (
     ROLE_TO_PERMISSION,
     WEBHOOKS,
     Json,
+    copied,
     fake_sha,
     git_blob_sha,
     iso,
@@ -59,7 +59,7 @@ def comment_json(fake: FakeBuilding, comment: Comment) -> Json:
     app = None
     if comment.app_id is not None:
         app = app_json(fake, comment.app_id, comment.user.removesuffix("[bot]"))
-    obj = copy.deepcopy(templates().comment)
+    obj = copied(templates().comment, "user")
     obj.update(
         url=url,
         html_url=f"https://github.com/{repo.full_name}/{kind}/{comment.issue_number}"
@@ -92,7 +92,7 @@ def reaction_json(fake: FakeBuilding, reaction: Reaction) -> Json:
 def check_run_json(fake: FakeBuilding, check: CheckRun) -> Json:
     api = f"{fake.api_url}/repos/{check.repo}"
     url = f"{api}/check-runs/{check.id}"
-    obj = copy.deepcopy(templates().check_run)
+    obj = copied(templates().check_run, "check_suite", "app")
     repo = fake.repo(check.repo)
     pulls = [
         pull_minimal_json(fake, p)
@@ -216,7 +216,7 @@ def collaborator_json(fake: FakeBuilding, login: str, role: str) -> Json:
 def issue_json(fake: FakeBuilding, repo: Repo, number: int) -> Json:
     """The issue ``number``: a plain issue, or a pull request as the issues API shows it."""
     api = f"{fake.api_url}/repos/{repo.full_name}"
-    obj = copy.deepcopy(templates().issue)
+    obj = copied(templates().issue)
     pull = repo.pulls.get(number)
     issue = repo.issues.get(number)
     kind = "pull" if pull else "issues"
@@ -351,7 +351,7 @@ def installation_json(
     """
     if installation.suspended and suspended_by is None:
         suspended_by = installation.account_login
-    obj = copy.deepcopy(templates().installation)
+    obj = copied(templates().installation, "account", "suspended_by")
     account_id = fake.stable_id(f"user:{installation.account_login.lower()}")
     html = "https://github.com/" + (
         f"organizations/{installation.account_login}/settings/installations/{installation.id}"

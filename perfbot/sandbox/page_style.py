@@ -65,9 +65,17 @@ const draw = async (root) => {
     code.parentElement.replaceWith(chart);
   }
   const pending = [...root.querySelectorAll("div.mermaid:not([data-processed])")];
-  if (pending.length) {
-    try { await mermaid.run({nodes: pending}); } catch (e) { console.error(e); }
+  if (!pending.length) return;
+  // Mermaid lays a chart out by measuring its text on screen: in a column narrower than
+  // the chart, the svg is scaled down while it measures, every label seems smaller than it
+  // is, and the last x-axis label is cut off. Each chart is drawn at its own width, then
+  // left to fit the column.
+  for (const chart of pending) {
+    const width = /^\\s*width:\\s*(\\d+)/m.exec(chart.textContent);
+    chart.style.width = `${width ? width[1] : 900}px`;
   }
+  try { await mermaid.run({nodes: pending}); } catch (e) { console.error(e); }
+  for (const chart of pending) chart.style.width = "";
 };
 const prepare = async (opened) => {
   const root = frame();

@@ -10,8 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
+import orjson
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from perfbot.errors import PerfbotError
 from perfbot.sandbox.common import DOCS, AuthKind, Json, T
@@ -79,10 +80,17 @@ def invalid(resource: str, field_name: str, message: str) -> HttpError:
     return HttpError(422, "Validation Failed", errors=[error])
 
 
+# A datetime or a dataclass in an answer is a bug of the fake (GitHub sends strings): refused,
+# as the standard library's encoder would, instead of written in orjson's own way.
+STRICT_JSON: Final = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
 def json_response(
     content: Any, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
-    return JSONResponse(content, status_code=status, headers=dict(headers or {}))
+    """``content`` as compact UTF-8 JSON (orjson: a fifth of the standard encoder's time)."""
+    body = orjson.dumps(content, option=STRICT_JSON)
+    return Response(body, status, dict(headers or {}), media_type="application/json")
 
 
 def error_json(

@@ -3,7 +3,6 @@ workflow runs and artifacts."""
 
 from __future__ import annotations
 
-import copy
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, cast
 from urllib.parse import quote
@@ -12,11 +11,12 @@ from perfbot.sandbox.common import (
     ARTIFACT_RETENTION,
     DEFAULT_PERMISSIONS,
     Json,
+    copied,
     fake_sha,
     iso,
     legacy,
     node_id_of,
-    rewritten,
+    template_rewritten,
 )
 from perfbot.sandbox.fixtures import templates
 from perfbot.sandbox.models import Artifact, Pull, Repo, Run
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def user_json(fake: FakeBuilding, login: str, user_type: str = "User") -> Json:
     replacements = {"https://api.github.com": fake.api_url, "Codertocat": quote(login, safe="")}
-    user = cast(Json, rewritten(templates().user, replacements))
+    user = cast(Json, template_rewritten(templates().user, replacements))
     user_id = fake.stable_id(f"user:{login.lower()}")
     user.update(
         login=login,
@@ -41,10 +41,7 @@ def user_json(fake: FakeBuilding, login: str, user_type: str = "User") -> Json:
 
 
 def owner_type(fake: FakeBuilding, login: str) -> str:
-    for installation in fake.installations.values():
-        if installation.account_login.lower() == login.lower():
-            return installation.account_type
-    return "User"
+    return fake.account_type(login) or "User"
 
 
 def repo_json(
@@ -59,7 +56,7 @@ def repo_json(
     """A full repository object (valid as Repository and as MinimalRepository)."""
     repo = cast(
         Json,
-        rewritten(
+        template_rewritten(
             templates().repo,
             {"https://api.github.com": fake.api_url, "octo-org/octo-repo": full_name},
         ),
@@ -102,7 +99,7 @@ def head_repo_json(fake: FakeBuilding, base: Repo, full_name: str, repo_id: int)
 
 def app_json(fake: FakeBuilding, app_id: int | None = None, slug: str | None = None) -> Json:
     """The Integration object of this App (or of another one, for foreign bot comments)."""
-    app = copy.deepcopy(templates().app)
+    app = copied(templates().app, "owner")
     app_id = app_id or fake.app_id
     slug = slug or (fake.app_slug if app_id == fake.app_id else f"app-{app_id}")
     moment = iso(datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
@@ -175,7 +172,9 @@ def pull_json(fake: FakeBuilding, pull: Pull, *, simple: bool = False) -> Json:
     base = fake.repo(pull.repo)
     api = f"{fake.api_url}/repos/{base.full_name}"
     html = f"https://github.com/{base.full_name}/pull/{pull.number}"
-    obj = copy.deepcopy(templates().pull)
+    obj = copied(
+        templates().pull, "user", "head", "base", "assignees", "requested_reviewers", "_links"
+    )
     closed = pull.state == "closed"
     stamp = iso(pull.created_at)
     obj.update(
@@ -269,7 +268,7 @@ def run_json(fake: FakeBuilding, run: Run) -> Json:
     base = fake.repo(run.repo)
     api = f"{fake.api_url}/repos/{base.full_name}"
     url = f"{api}/actions/runs/{run.id}"
-    obj = copy.deepcopy(templates().run)
+    obj = copied(templates().run, "repository", "head_repository", "actor", "triggering_actor")
     obj.update(
         id=run.id,
         name=run.name,
@@ -319,7 +318,7 @@ def artifact_json(fake: FakeBuilding, artifact: Artifact) -> Json:
     expires = artifact.created_at + ARTIFACT_RETENTION
     if artifact.expired:
         expires = min(expires, fake.now() - timedelta(seconds=1))
-    obj = copy.deepcopy(templates().artifact)
+    obj = copied(templates().artifact)
     obj.update(
         id=artifact.id,
         node_id=node_id_of("AR", artifact.id),

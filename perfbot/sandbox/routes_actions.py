@@ -60,7 +60,7 @@ def artifact_listing(call: Call, artifacts: list[Artifact]) -> Response:
 
 def list_run_artifacts(call: Call) -> Response:
     run = run_of(call)
-    return artifact_listing(call, [a for a in call.fake.artifacts.values() if a.run_id == run.id])
+    return artifact_listing(call, call.fake.artifacts_of_run(run.id))
 
 
 def list_repo_artifacts(call: Call) -> Response:

@@ -15,7 +15,7 @@ import httpx
 import uvicorn
 from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
-from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from perfbot.sandbox.models import rsa_keypair
 
@@ -103,7 +103,7 @@ def listening_socket() -> socket.socket:
     return sock
 
 
-def uvicorn_server(app: Starlette) -> uvicorn.Server:
+def uvicorn_server(app: ASGIApp) -> uvicorn.Server:
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -11,11 +11,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 import jwt
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from perfbot.sandbox.asgi import HandlerApp, path_of, set_headers
 from perfbot.sandbox.common import (
     DEFAULT_API_URL,
     DEFAULT_API_VERSION,
@@ -53,11 +52,8 @@ class FakeServing(FakeWebhooks):
         now: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__(app_id, app_slug, public_key_pem, api_url, storage_url, now)
-        methods = ["GET", "POST", "PATCH", "PUT", "DELETE"]
-        self.api_app = Starlette(routes=[Route("/{path:path}", self._serve_api, methods=methods)])
-        self.storage_app = Starlette(
-            routes=[Route("/{path:path}", self._serve_storage, methods=methods)]
-        )
+        self.api_app = HandlerApp(self._serve_api)
+        self.storage_app = HandlerApp(self._serve_storage)
 
     def transport(self) -> FakeTransport:
         """An httpx transport that answers ``api_url`` and ``storage_url`` in-process."""
@@ -108,7 +104,7 @@ class FakeServing(FakeWebhooks):
         credential = self._identify(request.headers.get("authorization"))
         record = RecordedRequest(
             method=request.method,
-            path=request.url.path,
+            path=path_of(request),
             query=dict(request.query_params),
             status=0,
             auth=credential.kind,
@@ -135,7 +131,7 @@ class FakeServing(FakeWebhooks):
         return response
 
     async def _answer(self, request: Request, raw: bytes, credential: Credential) -> Response:
-        path = request.url.path
+        path = path_of(request)
         await self._delay(path, api=True, method=request.method)
         if (chaotic := await self._chaotic_answer(path)) is not None:
             return chaotic
@@ -215,40 +211,42 @@ class FakeServing(FakeWebhooks):
     def _decorate(
         self, response: Response, request: Request, route: ApiRoute, credential: Credential
     ) -> None:
-        headers = response.headers
-        headers["x-github-request-id"] = f"FAKE:{len(self.requests):06d}"
-        headers["x-github-api-version-selected"] = request.headers.get(
-            "x-github-api-version", DEFAULT_API_VERSION
-        )
+        added = {
+            "x-github-request-id": f"FAKE:{len(self.requests):06d}",
+            "x-github-api-version-selected": request.headers.get(
+                "x-github-api-version", DEFAULT_API_VERSION
+            ),
+        }
         if route.permissions:
             # GitHub's format: "; " between alternatives, "," inside one set.
-            headers["x-accepted-github-permissions"] = "; ".join(
+            added["x-accepted-github-permissions"] = "; ".join(
                 f"{name}={route.level}" for name in route.permissions
             )
         if credential.token is not None:
             used = self._calls_per_installation[credential.token.installation_id]
             reset = int(self.now().timestamp()) + 3600
-            headers["x-ratelimit-limit"] = str(self.rate_limit)
-            headers["x-ratelimit-used"] = str(used)
-            headers["x-ratelimit-remaining"] = str(max(0, self.rate_limit - used))
-            headers["x-ratelimit-reset"] = str(reset)
-            headers["x-ratelimit-resource"] = "core"
+            added["x-ratelimit-limit"] = str(self.rate_limit)
+            added["x-ratelimit-used"] = str(used)
+            added["x-ratelimit-remaining"] = str(max(0, self.rate_limit - used))
+            added["x-ratelimit-reset"] = str(reset)
+            added["x-ratelimit-resource"] = "core"
+        set_headers(response, added)
 
     async def _serve_storage(self, request: Request) -> Response:
         record = StorageRequest(
             method=request.method,
-            path=request.url.path,
+            path=path_of(request),
             headers={key.lower(): value for key, value in request.headers.items()},
             status=0,
         )
         self.storage_requests.append(record)
-        await self._delay(request.url.path, api=False, method=request.method)
-        response = self._injected_failure(request.url.path) or self._blob_response(request)
+        await self._delay(path_of(request), api=False, method=request.method)
+        response = self._injected_failure(path_of(request)) or self._blob_response(request)
         record.status = response.status_code
         return response
 
     def _blob_response(self, request: Request) -> Response:
-        match = re.fullmatch(r"/blobs/([A-Za-z0-9_-]+)", request.url.path)
+        match = re.fullmatch(r"/blobs/([A-Za-z0-9_-]+)", path_of(request))
         if request.method != "GET" or match is None:
             return Response("BlobNotFound", status_code=404, media_type="text/plain")
         if "authorization" in request.headers:

@@ -8,7 +8,8 @@ atomically). Each role's statements and logic sit together in one module:
 * ``_state``: pull-request state, suspended installations, locks and marks;
 * ``_series``: the measurements;
 * ``_watch``: the default branch's watch (its changes, and the acknowledgements);
-* ``_pace``: the pace of GitHub writes, shared by replicas.
+* ``_pace``: the pace of GitHub writes, shared by replicas;
+* ``_configs``: repository configuration files as read from GitHub, shared by replicas.
 
 A backend (``sqlite.SQLiteStore``, ``postgres.PostgresStore``) adds only what really
 differs: its connections and how the primitives run on them, ``setup``/``close``, the
@@ -32,6 +33,7 @@ Adding a table (as the watch's and the write pacer's were):
 
 from __future__ import annotations
 
+from perfbot.store._configs import ConfigFilesSQL
 from perfbot.store._pace import PacingSQL
 from perfbot.store._queue import DeliveriesSQL, QueueSQL
 from perfbot.store._series import MeasurementsSQL
@@ -49,5 +51,6 @@ class SQLStore(
     MeasurementsSQL,
     WatchSQL,
     PacingSQL,
+    ConfigFilesSQL,
 ):
     """Every role but what each backend adds (see the module's docstring)."""

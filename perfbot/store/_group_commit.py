@@ -145,12 +145,25 @@ class GroupCommit:
         """One small write (a row by its key) in a transaction of its own on the loop's
         connection; the rows it changed, or None when it cannot run there at once (another
         writer holds the lock): the caller goes to the thread, which waits its turn."""
+        return self._small_write(lambda conn: conn.execute(sql, args).rowcount)
+
+    def poke_rows(self, sql: str, args: tuple[Any, ...]) -> list[Any] | None:
+        """``poke`` of a write that returns rows (``RETURNING``: a claim); its rows."""
+        return self._small_write(lambda conn: conn.execute(sql, args).fetchall())
+
+    def poke_many(self, sql: str, rows: list[tuple[Any, ...]]) -> int | None:
+        """``poke`` of a statement run once per row (a report's few measurements), all in
+        one transaction; the rows changed."""
+        return self._small_write(lambda conn: conn.executemany(sql, rows).rowcount)
+
+    def _small_write(self, write: Callable[[sqlite3.Connection], T]) -> T | None:
         conn = self._connection()
         if conn is None:
             return None
         try:
             with immediate(conn):
-                changed = conn.execute(sql, args).rowcount
+                # fetchall (a claim's): a statement must have finished stepping before COMMIT.
+                done = write(conn)
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 return None
@@ -158,7 +171,7 @@ class GroupCommit:
         self._commits += 1
         if self._commits % CHECKPOINT_EVERY_COMMITS == 0:
             self._checkpoint_soon()
-        return changed
+        return done
 
     def _checkpoint_soon(self) -> None:
         # The loop's connection leaves the WAL to grow (a checkpoint syncs the file); the

@@ -308,7 +308,22 @@ STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
         """,
         "CREATE INDEX write_pace_updated ON write_pace (updated_at)",
     ),
-    # 12: a delivery names its job, so a delivery's job is found through the deliveries'
+    # 12: configuration files as a process read them from GitHub, so that another process
+    # or replica trusts the read for its minute instead of asking GitHub again
+    # (perfbot.app.configcache); keyed by the names in lower case, as GitHub's are.
+    (
+        """
+        CREATE TABLE config_files (
+            owner TEXT NOT NULL,
+            repo TEXT NOT NULL,
+            content TEXT,
+            read_at {real} NOT NULL,
+            PRIMARY KEY (owner, repo)
+        )
+        """,
+        "CREATE INDEX config_files_read ON config_files (read_at)",
+    ),
+    # 13: a delivery names its job, so a delivery's job is found through the deliveries'
     # primary key: the jobs' index of delivery ids, a second index keyed by GitHub's
     # random GUIDs and written on every delivery, goes (``bench/ingest.py``). A delivery
     # of an older version gets its newest job, the one job_outcome read.

@@ -86,7 +86,7 @@ GIVE_UP: Final = SQL(
     " WHERE id = :id AND status = 'running' AND lease_owner = :owner"
 )
 QUEUE_DEPTH: Final = SQL("SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')")
-# Through the delivery's primary key: the job's own delivery_id has no index (version 12).
+# Through the delivery's primary key: the job's own delivery_id has no index (version 13).
 JOB_OUTCOME: Final = SQL(
     "SELECT j.status, j.attempts, j.last_error, j.reason"
     " FROM deliveries AS d JOIN jobs AS j ON j.id = d.job_id WHERE d.id = :delivery_id"

@@ -31,6 +31,9 @@ from perfbot.store.measurements import (
 # Rows deleted per transaction when purging: no write lock (SQLite) or row locks
 # (PostgreSQL) are held for long, and deliveries wait for one batch, not for the purge.
 PURGE_BATCH: Final = 5000
+# Up to this many series, a history is a small read (a few hundred rows, usually far
+# fewer): ``_peek``'s, not the thread's.
+LOOP_HISTORY_KEYS: Final = 16
 
 # One record (parameters: ``measurement_row``, in MEASUREMENT_COLUMNS' order), unless its
 # (repository, run, attempt, side, platform, metric) is stored already.
@@ -128,6 +131,12 @@ PULL_PUSHES: Final = SQL(
     ORDER BY c.at DESC, c.run_id DESC, c.run_attempt DESC
     """
 )
+# Whether PULL_PUSHES (of the same parameters) may find a row: the PR has a head row of
+# another commit and run (an index range of measurements_pull).
+ANY_EARLIER_PUSH: Final = SQL(
+    "SELECT 1 FROM measurements WHERE repo_id = :repo AND pr_number = :pr AND side = 'head'"
+    " AND sha <> :sha AND run_id <> :run LIMIT 1"
+)
 RUN_MEASUREMENTS: Final = SQL(
     f"SELECT {RUN_SERIES_COLUMNS} FROM measurements"
     " WHERE repo_id = :repo AND run_id = :run AND run_attempt = :attempt"
@@ -221,7 +230,10 @@ class MeasurementsSQL(SQLBackend):
             ensure_ascii=False,
         )
         per_key: dict[int, list[tuple[str, str, float]]] = {}
-        for ordinal, sha, samples, recorded_at in await self._fetch(sql, params):
+        # A report's few series are read where point reads are (SQLite: on the loop's
+        # connection, no hop to the thread); a big report's on the store's thread.
+        read = self._peek if len(unique) <= LOOP_HISTORY_KEYS else self._fetch
+        for ordinal, sha, samples, recorded_at in await read(sql, params):
             per_key.setdefault(int(ordinal) - 1, []).append((sha, samples, recorded_at))
         return {
             key: group_by_commit(per_key.get(index, ()), max_commits)
@@ -246,7 +258,7 @@ class MeasurementsSQL(SQLBackend):
             "pushes": max_pushes,
         }
         pushes: dict[tuple[int, int], tuple[PullRun, list[RunSeries]]] = {}
-        for row in await self._fetch(PULL_PUSHES, params):
+        for row in await self._fetch_if(ANY_EARLIER_PUSH, PULL_PUSHES, params):
             key = (int(row[1]), int(row[2]))
             if key not in pushes:
                 push = PullRun(str(row[0]), int(row[1]), int(row[2]), float(row[3]))

@@ -136,8 +136,17 @@ class SQLBackend(abc.ABC):
         """The rows of one query."""
 
     async def _peek(self, sql: SQL, params: Params) -> list[Row]:
-        """The rows of a point read (a key's row or two, by index): ``_fetch``, unless the
-        backend has a cheaper way for so small a read."""
+        """The rows of a point read (a key's row or two, by index) or another small read
+        (a report's few series' histories): ``_fetch``, unless the backend has a cheaper
+        way for so small a read."""
+        return await self._fetch(sql, params)
+
+    async def _fetch_if(self, probe: SQL, sql: SQL, params: Params) -> list[Row]:
+        """The rows of ``sql``. ``probe`` is a point read (``_peek``) that finds a row
+        whenever ``sql`` would, of the same ``params``: a backend whose point reads cost
+        far less than its queries asks it first, and answers a query that would find
+        nothing (most PRs have no acceptances, most branches no open changes) without
+        running it. Here, the query alone."""
         return await self._fetch(sql, params)
 
     async def _poke(self, sql: SQL, params: Params) -> int:

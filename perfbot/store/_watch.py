@@ -47,6 +47,11 @@ OPEN_CHANGES: Final = SQL(
     " WHERE repo_id = :repo AND branch = :branch AND state = 'open'"
     " ORDER BY created_at, platform, metric LIMIT :limit"
 )
+# Whether OPEN_CHANGES (of the same parameters) finds a row: a primary-key prefix.
+ANY_OPEN_CHANGE: Final = SQL(
+    "SELECT 1 FROM watch_changes"
+    " WHERE repo_id = :repo AND branch = :branch AND state = 'open' LIMIT 1"
+)
 ISSUE_CHANGES: Final = SQL(
     f"SELECT {', '.join(_CHANGE_COLUMNS)} FROM watch_changes"
     " WHERE repo_id = :repo AND issue_number = :issue ORDER BY platform, metric"
@@ -65,6 +70,12 @@ PULL_ACKS: Final = SQL(
     f"SELECT {', '.join(_ACK_COLUMNS)} FROM acknowledgements"
     " WHERE repo_id = :repo AND subject = 'pull' AND pr_number = :pr"
     " AND revoked_at IS NULL ORDER BY accepted_at, id LIMIT :limit"
+)
+# Whether PULL_ACKS (of the same parameters) finds a row.
+ANY_PULL_ACK: Final = SQL(
+    "SELECT 1 FROM acknowledgements"
+    " WHERE repo_id = :repo AND subject = 'pull' AND pr_number = :pr"
+    " AND revoked_at IS NULL LIMIT 1"
 )
 REVOKE_PULL_ACKS: Final = SQL(
     "UPDATE acknowledgements SET revoked_at = :at, revoked_by = :by"
@@ -90,7 +101,8 @@ class WatchSQL(SQLBackend):
 
     async def open_changes(self, repo_id: int, branch: str) -> list[WatchedChange]:
         params = {"repo": repo_id, "branch": storable(branch), "limit": MAX_WATCHED}
-        return [_change(row) for row in await self._fetch(OPEN_CHANGES, params)]
+        rows = await self._fetch_if(ANY_OPEN_CHANGE, OPEN_CHANGES, params)
+        return [_change(row) for row in rows]
 
     async def issue_changes(self, repo_id: int, issue_number: int) -> list[WatchedChange]:
         rows = await self._fetch(ISSUE_CHANGES, {"repo": repo_id, "issue": issue_number})
@@ -106,7 +118,7 @@ class WatchSQL(SQLBackend):
 
     async def pull_acknowledgements(self, repo_id: int, pr_number: int) -> list[Acknowledgement]:
         params = {"repo": repo_id, "pr": pr_number, "limit": MAX_WATCHED}
-        return [_ack(row) for row in await self._fetch(PULL_ACKS, params)]
+        return [_ack(row) for row in await self._fetch_if(ANY_PULL_ACK, PULL_ACKS, params)]
 
     async def revoke_acknowledgements(
         self,

@@ -119,6 +119,15 @@ class PaceRecord:
     state: str
 
 
+@dataclass(frozen=True, slots=True)
+class SharedFile:
+    """A repository's configuration file as a process read it from GitHub: its text (None:
+    no such file) and when it was read (wall-clock seconds)."""
+
+    text: str | None
+    read_at: float
+
+
 # The roles ---------------------------------------------------------------------------------
 # ``Store`` is every role together; each role is a protocol of its own so that a part of the
 # App (or a test's fake) can say which part of the store it uses.
@@ -416,6 +425,23 @@ class Pacing(Protocol):
         """Delete the records not written since ``before``; how many."""
 
 
+class ConfigFiles(Protocol):
+    """Repository configuration files as read from GitHub, shared by every process and
+    replica for the short while they are trusted (``perfbot.app.configcache``): a process
+    that has none cached reads another's read instead of GitHub."""
+
+    async def config_file(self, owner: str, repo: str) -> SharedFile | None:
+        """The last read of ``owner/repo``'s file (names as GitHub spells them; case does
+        not matter), or None when none is stored."""
+
+    async def save_config_file(self, owner: str, repo: str, text: str | None, now: float) -> None:
+        """Store a read of ``owner/repo``'s file made at ``now`` (``text`` None: it has
+        none), over any earlier one."""
+
+    async def purge_config_files(self, before: float) -> int:
+        """Delete the reads made before ``before``; how many."""
+
+
 class Store(
     Deliveries,
     Queue,
@@ -426,6 +452,7 @@ class Store(
     Measurements,
     Watch,
     Pacing,
+    ConfigFiles,
     Protocol,
 ):
     """Durable state: every role. Every method is atomic on its own."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -261,3 +262,35 @@ def test_settings_the_shell_states_before_starting() -> None:
     # measured, never settings; the next upload's own header replaces the first.
     assert dict(second.settings)["packet_size"] == "512"
     assert {m.settings for m in rest} == {second.settings}
+
+
+def first_result_of_each_line(text: str) -> list[tuple[str, float]]:
+    """The reading line by line that a log without settings is spared: the first result of
+    each line ``str.splitlines`` gives, its value a plain decimal."""
+    found = []
+    for line in text.splitlines():
+        match = re.search(r"ZPERF-RESULT ([A-Za-z0-9_.-]+)=([0-9A-Za-z.,+-]*)", line)
+        if match and re.fullmatch(r"[0-9]+(\.[0-9]*)?", match[2]):
+            found.append((match[1], float(match[2])))
+    return found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ZPERF-RESULT a_mbps=1 ZPERF-RESULT b_mbps=2\nZPERF-RESULT c_mbps=3\n",
+        "ZPERF-RESULT =1 ZPERF-RESULT a=2\n",
+        "[00:00:01] ZPERF-RESULT a=1.5\x1b[0m ZPERF-RESULT b=7\r\nZPERF-RESULT c=2.\n",
+        "ZPERF-RESULT a=nan ZPERF-RESULT b=3\nZPERF-RESULT c=4\n",
+        *(
+            f"ZPERF-RESULT a=1{brk}ZPERF-RESULT b=2 ZPERF-RESULT x=9{brk}ZPERF-RESULT c=3"
+            for brk in ("\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85")
+        ),
+        "ZPERF-RESULT a=1\u2028ZPERF-RESULT b=2 ZPERF-RESULT x=9\u2029ZPERF-RESULT c=3\x1f4",
+    ],
+)
+def test_a_log_without_settings_reads_the_first_result_of_every_line(text: str) -> None:
+    expected = first_result_of_each_line(text)
+    assert values(parse(text)) == expected
+    # The same lines after a "Starting..." line, which makes the parser read line by line.
+    assert values(parse("Starting...\n" + text)) == expected

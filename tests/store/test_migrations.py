@@ -29,6 +29,7 @@ RELEASED = {
         "ba61668eb281",
         "5faa0cfbee88",
         "f4a5bc33609e",
+        "f2dcc260d3aa",
         "d3606b19b328",
     ),
     "postgres": (
@@ -43,6 +44,7 @@ RELEASED = {
         "ba61668eb281",
         "61d50d670513",
         "6cf050b576b2",
+        "ca0bb5bdba43",
         "2f6c07eeed05",
     ),
 }

@@ -680,8 +680,8 @@ async def test_job_ids_are_not_reused_once_the_newest_job_is_gone(tmp_path: Path
         await store.close()
 
 
-# A version-11 database: deliveries, one with two jobs (the newest counts), one without.
-_BEFORE_12 = (
+# A version-12 database: deliveries, one with two jobs (the newest counts), one without.
+_BEFORE_13 = (
     "INSERT INTO deliveries (id, event, action, received_at) VALUES"
     " ('d1', 'push', NULL, 1), ('d2', 'push', NULL, 1), ('d3', 'ping', NULL, 1)",
     "INSERT INTO jobs (delivery_id, event, payload, serial_key, status, attempts, due_at,"
@@ -691,7 +691,7 @@ _BEFORE_12 = (
 )
 
 
-async def _outcomes_after_12(store: Store) -> list[JobOutcome | None]:
+async def _outcomes_after_13(store: Store) -> list[JobOutcome | None]:
     await store.setup()
     try:
         assert await store.record_delivery("d4", "push", None, new_job(key="k4"), NOW)
@@ -700,7 +700,7 @@ async def _outcomes_after_12(store: Store) -> list[JobOutcome | None]:
         await store.close()
 
 
-_OUTCOMES_AFTER_12 = [
+_OUTCOMES_AFTER_13 = [
     JobOutcome(JobStatus.DONE, 1, None, None),
     JobOutcome(JobStatus.FAILED, 3, "newest", None),
     None,
@@ -708,18 +708,18 @@ _OUTCOMES_AFTER_12 = [
 ]
 
 
-async def test_a_job_recorded_before_version_12_is_found_from_its_delivery(
+async def test_a_job_recorded_before_version_13_is_found_from_its_delivery(
     tmp_path: Path,
 ) -> None:
     path = str(tmp_path / "perfbot.db")
     with sqlite3.connect(path) as conn:
         conn.execute("BEGIN IMMEDIATE")
-        migrate_to(conn, 11)
-        for statement in _BEFORE_12:
+        migrate_to(conn, 12)
+        for statement in _BEFORE_13:
             conn.execute(statement)
         conn.execute("COMMIT")
     conn.close()
-    assert await _outcomes_after_12(SQLiteStore(path)) == _OUTCOMES_AFTER_12
+    assert await _outcomes_after_13(SQLiteStore(path)) == _OUTCOMES_AFTER_13
     fresh = str(tmp_path / "fresh.db")
     store = SQLiteStore(fresh)
     await store.setup()
@@ -735,20 +735,20 @@ def _indexes(path: str) -> set[tuple[str, str]]:
     return found
 
 
-async def test_a_job_recorded_before_version_12_is_found_on_postgresql(pg_url: str) -> None:
+async def test_a_job_recorded_before_version_13_is_found_on_postgresql(pg_url: str) -> None:
     conn = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
     async with conn, conn.transaction():
         await conn.execute(
             "CREATE TABLE schema_version"
             " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
         )
-        for number, statements in enumerate(PG_MIGRATIONS[:11], start=1):
+        for number, statements in enumerate(PG_MIGRATIONS[:12], start=1):
             for statement in statements:
                 await conn.execute(statement)
             await conn.execute("INSERT INTO schema_version VALUES (%s, 0)", (number,))
-        for statement in _BEFORE_12:
+        for statement in _BEFORE_13:
             await conn.execute(statement)
-    assert await _outcomes_after_12(PostgresStore(pg_url)) == _OUTCOMES_AFTER_12
+    assert await _outcomes_after_13(PostgresStore(pg_url)) == _OUTCOMES_AFTER_13
 
 
 def migrate_to(conn: sqlite3.Connection, version: int) -> None:

@@ -28,9 +28,11 @@ from perfbot.engine.judge.results import (
     SideRunsLeftOut,
     Stats,
     Verdict,
+    quick_metric_result,
 )
+from perfbot.engine.read.collector import fewer_collections
 from perfbot.engine.read.sides import Series, SideReport
-from perfbot.model import Better, FailedCase, Scale, Settings
+from perfbot.model import Better, FailedCase, Scale, Settings, quick_constructor
 
 __all__ = [
     "MOVED",
@@ -54,6 +56,7 @@ __all__ = [
 NoiseKnowledge = Mapping[tuple[str, str], Noise]
 
 
+@fewer_collections
 def compare(
     base: SideReport,
     head: SideReport,
@@ -136,14 +139,16 @@ def _compare_platform(
         unavailable = "no PR measurement"
     metrics = []
     keys = set(base_metrics or ()).union(head_metrics or ())
+    base_series_of, head_series_of = base.series.get, head.series.get
     for metric in sorted(keys):
-        base_series, head_series = base.series.get((name, metric)), head.series.get((name, metric))
+        key = (name, metric)
+        base_series, head_series = base_series_of(key), head_series_of(key)
         present = head_series or base_series
         assert present is not None  # the metric came from one of the two sides
         rule, judge = rules.of(metric, present.scale)
         if rule.ignore:
             continue
-        learned = known.get((name, metric)) if known else None
+        learned = known.get(key) if known else None
         if learned is not None:
             judge = _Judge(judge.better, judge.threshold, judge.tolerance, learned)
         result = _compare_metric(
@@ -229,7 +234,12 @@ def _compare_metric(
             scale=head.scale,
             incomparable=Incomparable.UNIT,
         )
-    base_stats, head_stats = Stats.of(base.samples), Stats.of(head.samples)
+    base_stats = Stats.of(base.samples)
+    # A deterministic tool repeats its numbers exactly: most metrics of a zperf report
+    # have the same samples on both sides, and one frozen Stats serves both. (Not for a
+    # zero: -0.0 equals 0.0, yet the two are written apart.)
+    same = head.samples == base.samples and 0.0 not in head.samples
+    head_stats = base_stats if same else Stats.of(head.samples)
     differing = _settings_difference(base.settings, head.settings)
     if differing:
         return MetricResult(
@@ -247,7 +257,7 @@ def _compare_metric(
     move = _judge_move(base, head, (base_stats, head_stats), better=better, judge=judge)
     prior = base.deterministic and head.deterministic
     repeats_exactly = judge.learned is not None and judge.learned.exact
-    return MetricResult(
+    return quick_metric_result(  # the row of almost every metric: made the quick way
         name,
         head.unit,
         better,
@@ -314,6 +324,10 @@ class _Move:
     unit_band: float | None = None
 
 
+# Made once per metric measured on both sides.
+_quick_move = quick_constructor(_Move)
+
+
 def _judge_move(
     base: Series, head: Series, stats: tuple[Stats, Stats], *, better: Better, judge: _Judge
 ) -> _Move:
@@ -329,7 +343,7 @@ def _judge_move(
         if not math.isfinite(change):  # 1e308 against -1e308: the move keeps its sign
             change = math.copysign(sys.float_info.max, head_stats.value - base_stats.value)
     if abs(change) < judge.threshold:
-        return _Move(Verdict.UNCHANGED, change)
+        return _quick_move(Verdict.UNCHANGED, change)
     gain = change > 0 if better is Better.HIGHER else change < 0
     moved = Verdict.IMPROVED if gain else Verdict.REGRESSED
     beyond = not gain and abs(change) > judge.tolerance
@@ -339,7 +353,7 @@ def _judge_move(
     base_units = noise_model.judging_units(base.samples, head.scale)
     head_units = noise_model.judging_units(head.samples, head.scale)
     if noise.exact or base_units is None or head_units is None:
-        return _Move(moved, change, "", beyond, noise, 0.0)
+        return _quick_move(moved, change, "", beyond, noise, 0.0)
     difference = _mean(head_units) - _mean(base_units)
     error = noise_model.standard_error(noise, len(base_units), len(head_units))
     reach = noise_model.critical(noise.df) * error

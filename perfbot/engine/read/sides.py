@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from perfbot.engine.read import formats, sidecars
+from perfbot.engine.read.collector import fewer_collections
 from perfbot.engine.read.runs import LeftOutRuns, RunsLeftOut
 from perfbot.errors import ReportError, UnknownFormat
 from perfbot.model import (
@@ -81,16 +82,19 @@ class SideReport:
         series' is left out (a -P 4 run is no repeat of a -P 1 run, however alike their
         file names): ``read_side`` says which files, once per case (``left_out``). One of
         another unit is left out as a failed case."""
-        key = (measurement.platform, measurement.metric)
+        return self._join((measurement.platform, measurement.metric), measurement, deterministic)
+
+    def _join(self, key: tuple[str, str], measurement: Measurement, deterministic: bool) -> bool:
+        """``add``, with the series' key made once by the caller that needs it too."""
         series = self.series.get(key)
         if series is None:
             self.series[key] = Series(
                 measurement.unit,
                 measurement.better,
                 [measurement.value],
-                scale=measurement.scale,
-                settings=measurement.settings,
-                deterministic=deterministic,
+                measurement.scale,
+                measurement.settings,
+                deterministic,
             )
             return True
         if series.unit != measurement.unit:
@@ -134,6 +138,7 @@ def decode(data: bytes) -> str:
         raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
 
 
+@fewer_collections
 def read_side(
     files: Iterable[ReportFile], registry: tuple[formats.Format, ...] = formats.REGISTRY
 ) -> SideReport:
@@ -195,11 +200,16 @@ def _read_file(
             FailedCase(platform, file.path, f"this {fmt.name} report holds no measurement")
         )
         return
+    # The platforms whose series took a sample of this file: the file is kept for its case
+    # once per platform, not once per sample (a zperf log holds thousands).
+    taken: set[str] = set()
     for measurement in parsed.measurements:
         key = (measurement.platform, measurement.metric)
         first = kept.first_file.setdefault(key, file.path)
-        if side.add(measurement, deterministic=fmt.deterministic):
-            kept.runs.taken(measurement.platform, case, file.path)
+        if side._join(key, measurement, fmt.deterministic):
+            if measurement.platform not in taken:
+                taken.add(measurement.platform)
+                kept.runs.taken(measurement.platform, case, file.path)
             continue
         series = side.series[key]
         if series.unit == measurement.unit:  # not the unit: then the run's settings

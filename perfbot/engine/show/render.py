@@ -37,6 +37,7 @@ from typing import Final
 from perfbot.engine.judge import acceptance
 from perfbot.engine.judge.compare import Comparison, Policy
 from perfbot.engine.judge.notices import Notice
+from perfbot.engine.read.collector import fewer_collections
 from perfbot.engine.show import wording
 from perfbot.engine.show.escape import code, short_sha, text
 from perfbot.engine.show.history import History, pushes_section, trend_section
@@ -184,6 +185,7 @@ def _fields(prepared: Prepared) -> dict[str, object]:
 _TITLE = "### Performance report: "
 
 
+@fewer_collections
 def render(comparison: Comparison, context: RenderContext | None = None) -> str:
     """The whole body for ``comparison`` with no live notices; same input, same bytes."""
     return compose(prepare(comparison, context))

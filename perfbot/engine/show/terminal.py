@@ -35,7 +35,7 @@ from perfbot.engine.show.render import format_number, headline
 from perfbot.engine.show.rows import REPORT_ONLY
 from perfbot.engine.show.singlerun import listing
 
-__all__ = ["change_text", "comparison_table", "run_table", "safe", "wants_colour"]
+__all__ = ["change_text", "comparison_table", "inert_line", "run_table", "safe", "wants_colour"]
 
 MAX_NAME = 80
 
@@ -61,6 +61,33 @@ def safe(value: str, max_length: int = MAX_NAME) -> str:
     so what is left of an escape sequence is inert printable text (``[2J``).
     """
     return clean(value, max_length)
+
+
+def inert_line(line: str) -> str:
+    """A line perfbot prints about untrusted input, kept as laid out (indentation, length)
+    but with every control character (C0, C1, DEL) and bidirectional control shown as its
+    code (``\\x1b``, ``\\u202e``): an escape sequence in a payload can then neither drive the
+    terminal nor reorder what the line says. Tabs stay; so do the zero-width spaces that
+    perfbot's own comment bodies carry after ``@`` and ``#``."""
+    if line.isascii() and line.isprintable():
+        return line  # the common case
+    return "".join(_shown(char) for char in line)
+
+
+# Unicode's bidirectional formatting characters (UAX #9): embeddings, overrides,
+# isolates and marks.
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def _shown(char: str) -> str:
+    code = ord(char)
+    if char != "\t" and (code < 0x20 or 0x7F <= code < 0xA0):
+        return f"\\x{code:02x}"
+    if char in _BIDI_CONTROLS:
+        return f"\\u{code:04x}"
+    return char
 
 
 class _Painter:

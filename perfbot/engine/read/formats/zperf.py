@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterator
 
 from perfbot.engine.read.formats._base import Format
 from perfbot.engine.read.formats._common import guess_better, guess_unit, number_from_text
@@ -15,7 +14,9 @@ from perfbot.model import (
     Measurement,
     ParseContext,
     Parsed,
+    Scale,
     Settings,
+    quick_measurement,
     settings_of,
 )
 
@@ -28,6 +29,12 @@ INCOMPLETE_REASON = "zperf run incomplete: no ZPERF-DONE line (the run was cut s
 _RESULT = re.compile(r"ZPERF-RESULT (?P<marker>[A-Za-z0-9_.-]+)=(?P<value>[0-9A-Za-z.,+-]*)")
 _SNIFF_RESULT = re.compile(r"ZPERF-RESULT [A-Za-z0-9_.-]+=[+-]?\.?[0-9]")
 _TAG = "ZPERF-RESULT"
+# A line's first result and the rest of its line, to wherever str.splitlines breaks it: a
+# result never spans a line, so one scan of a whole log finds what a read line by line
+# finds (a second result on a line is not taken, as the line's search does not take it).
+_FIRST_RESULT_OF_LINE = re.compile(
+    _RESULT.pattern + r"[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*"
+)
 # execute_upload() in Zephyr's zperf_shell.c, before "Starting...".
 _STATED = (
     ("duration", re.compile(r"Duration:\s+(\d+(?:\.\d+)?\s*[mu]?s)\s*$")),
@@ -59,48 +66,67 @@ def _looks_like_json(head: str) -> bool:
 
 def parse(text: str, context: ParseContext) -> Parsed:
     """Every printed result as a sample; a missing ``ZPERF-DONE`` adds a failure."""
-    results = list(_results(text))
-    if not results:
+    measurements, printed = _measurements(text, context.platform)
+    if not printed:
         raise ParseError(context.path, NAME, "no ZPERF-RESULT line")
-    measurements = tuple(_measurements(results, context.platform))
-    return Parsed(measurements, _failures(text, context))
+    return Parsed(tuple(measurements), _failures(text, context))
 
 
-def _results(text: str) -> Iterator[tuple[str, str, Settings]]:
-    """(marker, value as printed, settings) of every result line, in console order.
+def _measurements(text: str, platform: str) -> tuple[list[Measurement], int]:
+    """The samples of every result line, in console order, and how many result lines the
+    log printed (a value that is no number is no sample). Each sample is made as its
+    line is met: a log of 5,000 results once held them all as tuples, then as samples."""
+    measurements: list[Measurement] = []
+    printed = 0
+    kinds: dict[str, tuple[str, Better]] = {}
+    for settings, results in _printed(text):
+        printed += len(results)
+        for marker, written in results:
+            value = number_from_text(written)
+            if value is None:
+                # nan, inf, an overflowing or garbled value: not a number to compare.
+                continue
+            kind = kinds.get(marker)
+            if kind is None:
+                kind = kinds[marker] = (guess_unit(marker), guess_better(marker))
+            unit, better = kind
+            # Every field by position: keywords cost the call as much again.
+            made = quick_measurement(platform, marker, value, unit, better, Scale.RATIO, settings)
+            measurements.append(made)
+    return measurements, printed
+
+
+def _printed(text: str) -> list[tuple[Settings, list[tuple[str, str]]]]:
+    """The results printed under each settings, in console order: (settings, [(marker,
+    value as printed), ...]) for each stretch of the log between two ``Starting...``.
 
     The zperf shell states an upload's parameters before it starts (``Duration:``,
     ``Packet size:``, ``Rate:``, then ``Starting...``); the statistics it prints after
     reuse those words for measured values, so only the lines before ``Starting...``
-    count. The loopback self-test states none: its fingerprint is empty.
+    count. The loopback self-test states none: its fingerprint is empty, and its whole
+    log is one scan (``_FIRST_RESULT_OF_LINE``) instead of a regex search per line.
     """
+    if _STARTING not in text:
+        return [((), _FIRST_RESULT_OF_LINE.findall(text))]
+    stretches: list[tuple[Settings, list[tuple[str, str]]]] = []
+    results: list[tuple[str, str]] = []
     stated: dict[str, str] = {}
     current: Settings = ()
     for line in text.splitlines():
         # The substring test skips the bulk of a long console log before any regex runs.
         match = _RESULT.search(line) if _TAG in line else None
         if match is not None:
-            yield match["marker"], match["value"], current
+            results.append((match["marker"], match["value"]))
             continue
         for name, pattern in _STATED:
             said = pattern.search(line)
             if said:
                 stated[name] = " ".join(said.group(1).split())
         if _STARTING in line:
-            current, stated = settings_of(**stated), {}
-
-
-def _measurements(results: list[tuple[str, str, Settings]], platform: str) -> Iterator[Measurement]:
-    kinds: dict[str, tuple[str, Better]] = {}
-    for marker, printed, settings in results:
-        value = number_from_text(printed)
-        if value is None:
-            # nan, inf, an overflowing or garbled value: not a number to compare.
-            continue
-        if marker not in kinds:
-            kinds[marker] = (guess_unit(marker), guess_better(marker))
-        unit, better = kinds[marker]
-        yield Measurement(platform, marker, value, unit, better, settings=settings)
+            stretches.append((current, results))
+            current, stated, results = settings_of(**stated), {}, []
+    stretches.append((current, results))
+    return stretches
 
 
 def _failures(text: str, context: ParseContext) -> tuple[FailedCase, ...]:
