@@ -14,6 +14,7 @@ does wait.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
@@ -28,8 +29,12 @@ T = TypeVar("T")
 
 # The loop's connection hands the WAL to the thread for a checkpoint this often.
 CHECKPOINT_EVERY_COMMITS: Final = 200
-# Host parameters per lookup, well under SQLite's limit (32,766 since 3.32, 999 before).
-_IN_CHUNK: Final = 500
+# Rows per multi-row INSERT: a job's 8 parameters each, well under SQLite's limit of host
+# parameters (32,766 since 3.32, 999 before).
+_ROWS_CHUNK: Final = 100
+# Statements the loop's connection keeps prepared: the two inserts for each size of batch
+# (up to _ROWS_CHUNK rows), rather than sqlite3's default 128.
+_CACHED_STATEMENTS: Final = 256
 
 DeliveryRow = tuple[str, str, str | None, NewJob | None, float]
 _Pending = tuple[DeliveryRow, "asyncio.Future[bool]"]
@@ -204,46 +209,85 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
+# The id the jobs' next row gets, as AUTOINCREMENT draws it: one past the largest ever
+# used (sqlite_sequence) or present. The table's last rowid is one step down its b-tree.
+_NEXT_JOB_ID: Final = (
+    "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0),"
+    " COALESCE((SELECT MAX(id) FROM jobs), 0)) + 1"
+)
+
+
 def record_deliveries(conn: sqlite3.Connection, rows: list[DeliveryRow]) -> list[bool]:
     """Several deliveries in one transaction; for each, whether it was new.
 
-    One lookup and two bulk inserts per batch rather than two statements per delivery:
-    under the write lock nothing else can insert between the lookup and the inserts.
+    Two multi-row inserts per batch rather than two statements per delivery. A delivery
+    names its job, so each delivery with a job is given the id its job would get, as
+    AUTOINCREMENT draws them (under the write lock nothing else draws one meanwhile).
+    The deliveries' insert skips the repeats and returns the ids it inserted; only their
+    jobs are inserted (a repeat's id is a gap, never used). The same id twice in one
+    batch: the first one wins, as the insert takes the rows in order.
     """
     delivery, queued = INSERT_DELIVERY.compiled("sqlite"), INSERT_JOB.compiled("sqlite")
     with immediate(conn):
-        seen = _known_deliveries(conn, [row[0] for row in rows])
-        results, fresh = [], []
-        for row in rows:
-            new = row[0] not in seen
-            if new:
-                seen.add(row[0])  # the same id twice in one batch: the first one wins
-                fresh.append(row)
-            results.append(new)
+        next_id: int | None = None
         # Rows bound by position, in the order of the statements' parameters (test_sql
-        # holds it): on the hot path, no dict to build per delivery.
-        conn.executemany(
-            delivery.text,
-            [(delivery_id, event, action, now) for delivery_id, event, action, _, now in fresh],
-        )
-        conn.executemany(
-            queued.text,
-            [
-                (delivery_id, job.event, job.payload, job.serial_key, job.installation_id, now, now)
-                for delivery_id, _, _, job, now in fresh
-                if job is not None
-            ],
-        )
+        # holds it), all of a batch in one flat list: no dict, no tuple per delivery.
+        deliveries: list[object] = []
+        job_ids: list[int | None] = []
+        for delivery_id, event, action, job, now in rows:
+            job_id = None
+            if job is not None:
+                if next_id is None:
+                    next_id = int(conn.execute(_NEXT_JOB_ID).fetchone()[0])
+                job_id = next_id
+                next_id += 1
+            deliveries += (delivery_id, event, action, now, job_id)
+            job_ids.append(job_id)
+        inserted = _insert(conn, delivery.text + " RETURNING id", len(delivery.names), deliveries)
+        results: list[bool] = []
+        jobs: list[object] = []
+        for (delivery_id, _, _, job, now), job_id in zip(rows, job_ids, strict=True):
+            new = delivery_id in inserted
+            if new:
+                inserted.discard(delivery_id)  # a repeat later in the batch is no longer new
+                if job is not None:
+                    jobs += (
+                        job_id,
+                        delivery_id,
+                        job.event,
+                        job.payload,
+                        job.serial_key,
+                        job.installation_id,
+                        now,
+                        now,
+                    )
+            results.append(new)
+        _insert(conn, queued.text, len(queued.names), jobs)
         return results
 
 
-def _known_deliveries(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
-    known: set[str] = set()
-    for start in range(0, len(ids), _IN_CHUNK):
-        chunk = ids[start : start + _IN_CHUNK]
-        query = f"SELECT id FROM deliveries WHERE id IN ({', '.join('?' * len(chunk))})"
-        known.update(row[0] for row in conn.execute(query, chunk))
-    return known
+def _insert(conn: sqlite3.Connection, text: str, width: int, values: list[object]) -> set[Any]:
+    """The rows of ``values`` (``width`` values a row) by ``text``, an INSERT of one row,
+    as one INSERT of many rows per ``_ROWS_CHUNK``: a statement's start, and
+    AUTOINCREMENT's bookkeeping, once a batch rather than once a row (executemany runs
+    the statement once per row), a quarter less time a job (``bench/ingest.py``). What
+    its RETURNING clause returns, if it has one: the first column of each row."""
+    returned: set[Any] = set()
+    step = width * _ROWS_CHUNK
+    for start in range(0, len(values), step):
+        chunk = values[start : start + step]
+        # Read to its end: a statement must have finished stepping before the next one.
+        returned.update(row[0] for row in conn.execute(_of_rows(text, len(chunk) // width), chunk))
+    return returned
+
+
+@functools.cache
+def _of_rows(text: str, count: int) -> str:
+    """``text``, an INSERT of one row (``VALUES (...)``, no parenthesis inside), inserting
+    ``count`` rows."""
+    head, _, rest = text.partition(" VALUES ")
+    row, _, tail = rest.strip().partition(")")
+    return f"{head} VALUES {', '.join([row + ')'] * count)}{tail}"
 
 
 def _settle(batch: list[_Pending], outcome: list[bool] | BaseException) -> None:
@@ -264,7 +308,7 @@ def _connect_for_loop(path: str) -> sqlite3.Connection:
     thread instead) and no automatic checkpoint (the sync it ends with). The schema and
     WAL mode are already set up by the thread's connection.
     """
-    conn = sqlite3.connect(path, isolation_level=None)
+    conn = sqlite3.connect(path, isolation_level=None, cached_statements=_CACHED_STATEMENTS)
     conn.execute("PRAGMA busy_timeout = 0")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA wal_autocheckpoint = 0")

@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Each:
-    """One statement of a migration, written per dialect."""
+    """One statement of a migration, written per dialect (None: nothing to do there)."""
 
-    sqlite: str
-    postgres: str
+    sqlite: str | None
+    postgres: str | None
 
 
 class _Flags:
@@ -323,17 +323,40 @@ STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
         """,
         "CREATE INDEX config_files_read ON config_files (read_at)",
     ),
+    # 13: a delivery names its job, so a delivery's job is found through the deliveries'
+    # primary key: the jobs' index of delivery ids, a second index keyed by GitHub's
+    # random GUIDs and written on every delivery, goes (``bench/ingest.py``). A delivery
+    # of an older version gets its newest job, the one job_outcome read.
+    (
+        "ALTER TABLE deliveries ADD COLUMN job_id {bigint}",
+        "UPDATE deliveries SET job_id ="
+        " (SELECT MAX(j.id) FROM jobs AS j WHERE j.delivery_id = deliveries.id)"
+        " WHERE id IN (SELECT delivery_id FROM jobs)",
+        "DROP INDEX jobs_delivery",
+        # SQLite's index of jobs by serial key becomes PostgreSQL's, partial: only running
+        # jobs, what the claim asks it about (KEY_BUSY). A job is queued when inserted, so
+        # recording a delivery no longer writes it.
+        Each(sqlite="DROP INDEX jobs_serial_key", postgres=None),
+        Each(
+            sqlite="CREATE INDEX jobs_running_key ON jobs (serial_key, lease_until)"
+            " WHERE status = 'running'",
+            postgres=None,
+        ),
+    ),
 )
 
 
-def _render(statement: str | Each, dialect: Dialect) -> str:
+def _render(statement: str | Each, dialect: Dialect) -> str | None:
     text = statement if isinstance(statement, str) else getattr(statement, dialect)
-    return text.format_map(WORDS[dialect])
+    return None if text is None else text.format_map(WORDS[dialect])
 
 
 def statements(dialect: Dialect) -> tuple[tuple[str, ...], ...]:
     """Each version's statements, as ``dialect`` runs them."""
-    return tuple(tuple(_render(s, dialect) for s in version) for version in STEPS)
+    return tuple(
+        tuple(text for s in version if (text := _render(s, dialect)) is not None)
+        for version in STEPS
+    )
 
 
 _STATEMENTS: Final = {dialect: statements(dialect) for dialect in DIALECTS}

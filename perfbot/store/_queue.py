@@ -14,16 +14,19 @@ from perfbot.store._rows import outcome_from_row
 from perfbot.store._sql import SQL, SQLBackend
 from perfbot.store.base import JobOutcome, SweepRecord
 
-# A delivery (a repeat is left as it was), and its job.
+# A delivery (a repeat is left as it was) naming its job, if any, and that job. The job's
+# id is given, not drawn: SQLite's group commit knows it before either row is written
+# (PostgreSQL's identity refuses it without OVERRIDING SYSTEM VALUE: its own statement).
 INSERT_DELIVERY: Final = SQL(
-    "INSERT INTO deliveries (id, event, action, received_at) VALUES (:id, :event, :action, :now)"
+    "INSERT INTO deliveries (id, event, action, received_at, job_id)"
+    " VALUES (:id, :event, :action, :now, :job_id)"
     " ON CONFLICT (id) DO NOTHING"
 )
 INSERT_JOB: Final = SQL(
     """
-    INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,
+    INSERT INTO jobs (id, delivery_id, event, payload, serial_key, installation_id,
                       status, attempts, due_at, created_at)
-    VALUES (:delivery_id, :event, :payload, :serial_key, :installation_id,
+    VALUES (:id, :delivery_id, :event, :payload, :serial_key, :installation_id,
             'queued', 0, :now, :now)
     """
 )
@@ -83,9 +86,10 @@ GIVE_UP: Final = SQL(
     " WHERE id = :id AND status = 'running' AND lease_owner = :owner"
 )
 QUEUE_DEPTH: Final = SQL("SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')")
+# Through the delivery's primary key: the job's own delivery_id has no index (version 13).
 JOB_OUTCOME: Final = SQL(
-    "SELECT status, attempts, last_error, reason FROM jobs WHERE delivery_id = :delivery_id"
-    " ORDER BY id DESC LIMIT 1"
+    "SELECT j.status, j.attempts, j.last_error, j.reason"
+    " FROM deliveries AS d JOIN jobs AS j ON j.id = d.job_id WHERE d.id = :delivery_id"
 )
 
 # The claims of a process known to have ended (SQLite's presence knows): its leases expire

@@ -81,18 +81,21 @@ _TAKE: Final = SQL(
 )
 
 # A delivery and its job in one statement, hence one transaction and one round trip: the job
-# is inserted only from the delivery row actually inserted, so a repeat stores nothing.
+# is inserted only from the delivery row actually inserted, so a repeat stores nothing. The
+# delivery names its job (job_outcome's way to it), so the job's id is drawn first, from the
+# jobs' own identity sequence (a repeat leaves a gap in it, as a rolled-back insert does).
 _RECORD_WITH_JOB: Final = SQL(
     """
     WITH delivery AS (
-        INSERT INTO deliveries (id, event, action, received_at)
-        VALUES (:id, :event, :action, :now)
+        INSERT INTO deliveries (id, event, action, received_at, job_id)
+        VALUES (:id, :event, :action, :now, nextval(pg_get_serial_sequence('jobs', 'id')))
         ON CONFLICT (id) DO NOTHING
-        RETURNING id
+        RETURNING id, job_id
     ), job AS (
-        INSERT INTO jobs (delivery_id, event, payload, serial_key, installation_id,
+        INSERT INTO jobs (id, delivery_id, event, payload, serial_key, installation_id,
                           status, attempts, due_at, created_at)
-        SELECT id, :job_event::text, :payload::text, :serial_key::text,
+        OVERRIDING SYSTEM VALUE
+        SELECT job_id, id, :job_event::text, :payload::text, :serial_key::text,
             :installation_id::bigint, 'queued', 0, :now, :now
         FROM delivery
     )
@@ -292,6 +295,7 @@ class PostgresStore(SQLStore):
             "event": text(event),
             "action": None if action is None else text(action),
             "now": now,
+            "job_id": None,
         }
         if job is None:
             return await self._write(INSERT_DELIVERY, params) > 0

@@ -30,6 +30,7 @@ RELEASED = {
         "5faa0cfbee88",
         "f4a5bc33609e",
         "f2dcc260d3aa",
+        "d3606b19b328",
     ),
     "postgres": (
         "bf310289dde9",
@@ -44,6 +45,7 @@ RELEASED = {
         "61d50d670513",
         "6cf050b576b2",
         "ca0bb5bdba43",
+        "2f6c07eeed05",
     ),
 }
 

@@ -61,8 +61,9 @@ def test_a_measurement_row_is_bound_in_the_order_of_its_columns() -> None:
 
 def test_a_delivery_and_its_job_are_bound_in_the_order_group_commit_writes_them() -> None:
     # perfbot.store._group_commit.record_deliveries builds their rows by position.
-    assert INSERT_DELIVERY.names == ("id", "event", "action", "now")
+    assert INSERT_DELIVERY.names == ("id", "event", "action", "now", "job_id")
     assert INSERT_JOB.names == (
+        "id",
         "delivery_id",
         "event",
         "payload",

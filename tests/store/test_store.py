@@ -53,6 +53,28 @@ async def claimed_delivery(store: Store, owner: str, now: float, lease: float = 
 # Deliveries --------------------------------------------------------------------------------
 
 
+async def test_each_delivery_of_a_batch_finds_its_own_job(store: Store) -> None:
+    # Recorded together: on SQLite one group-commit batch, longer than one INSERT's rows
+    # (_group_commit._ROWS_CHUNK), every seventh delivery without a job.
+    ids = [f"d{n}" for n in range(2 * group_commit._ROWS_CHUNK + 30)]
+    jobless = set(ids[::7])
+    await asyncio.gather(
+        *(
+            store.record_delivery(i, "push", None, None if i in jobless else new_job(key=i), NOW)
+            for i in ids
+        )
+    )
+    for _ in range(len(ids) - len(jobless)):
+        job = await store.claim("w1", LEASE, NOW)
+        assert job is not None
+        await store.complete(job.id, "w1", NOW + 1, reason=f"done: {job.delivery_id}")
+    assert await store.claim("w1", LEASE, NOW) is None
+    for i in ids:
+        outcome = await store.job_outcome(i)
+        expected = None if i in jobless else JobOutcome(JobStatus.DONE, 1, None, f"done: {i}")
+        assert outcome == expected
+
+
 async def test_a_duplicate_delivery_is_refused_and_stores_no_second_job(store: Store) -> None:
     job = new_job(payload='{"first": true}')
     assert await store.record_delivery("d1", "pull_request", "opened", job, NOW)
@@ -631,6 +653,102 @@ async def test_a_suspension_recorded_before_version_7_is_kept_on_postgresql(
         assert not await store.set_suspended(7, False, NOW + 10, NOW + 5)
     finally:
         await store.close()
+
+
+async def test_job_ids_are_not_reused_once_the_newest_job_is_gone(tmp_path: Path) -> None:
+    # SQLite's group commit picks the ids itself: as AUTOINCREMENT would, never one used.
+    path = str(tmp_path / "perfbot.db")
+    store = SQLiteStore(path)
+    await store.setup()
+    try:
+        await asyncio.gather(
+            *(store.record_delivery(i, "push", None, new_job(key=i), NOW) for i in ("d1", "d2"))
+        )
+        with sqlite3.connect(path) as conn:
+            (newest,) = conn.execute("SELECT MAX(id) FROM jobs").fetchone()
+            conn.execute("DELETE FROM jobs WHERE id = ?", (newest,))
+        conn.close()
+        assert await store.record_delivery("d3", "push", None, new_job(key="d3"), NOW)
+        with sqlite3.connect(path) as conn:
+            ids = dict(conn.execute("SELECT delivery_id, id FROM jobs").fetchall())
+            linked = dict(conn.execute("SELECT id, job_id FROM deliveries").fetchall())
+        conn.close()
+        assert ids["d3"] == newest + 1
+        assert linked == {"d1": ids["d1"], "d2": newest, "d3": ids["d3"]}
+        assert await store.job_outcome("d3") == JobOutcome(JobStatus.QUEUED, 0, None, None)
+    finally:
+        await store.close()
+
+
+# A version-12 database: deliveries, one with two jobs (the newest counts), one without.
+_BEFORE_13 = (
+    "INSERT INTO deliveries (id, event, action, received_at) VALUES"
+    " ('d1', 'push', NULL, 1), ('d2', 'push', NULL, 1), ('d3', 'ping', NULL, 1)",
+    "INSERT INTO jobs (delivery_id, event, payload, serial_key, status, attempts, due_at,"
+    " created_at, last_error) VALUES ('d1', 'push', '{}', 'k1', 'done', 1, 1, 1, NULL),"
+    " ('d2', 'push', '{}', 'k2', 'failed', 2, 1, 1, 'old'),"
+    " ('d2', 'push', '{}', 'k2', 'failed', 3, 1, 1, 'newest')",
+)
+
+
+async def _outcomes_after_13(store: Store) -> list[JobOutcome | None]:
+    await store.setup()
+    try:
+        assert await store.record_delivery("d4", "push", None, new_job(key="k4"), NOW)
+        return [await store.job_outcome(i) for i in ("d1", "d2", "d3", "d4")]
+    finally:
+        await store.close()
+
+
+_OUTCOMES_AFTER_13 = [
+    JobOutcome(JobStatus.DONE, 1, None, None),
+    JobOutcome(JobStatus.FAILED, 3, "newest", None),
+    None,
+    JobOutcome(JobStatus.QUEUED, 0, None, None),
+]
+
+
+async def test_a_job_recorded_before_version_13_is_found_from_its_delivery(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "perfbot.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        migrate_to(conn, 12)
+        for statement in _BEFORE_13:
+            conn.execute(statement)
+        conn.execute("COMMIT")
+    conn.close()
+    assert await _outcomes_after_13(SQLiteStore(path)) == _OUTCOMES_AFTER_13
+    fresh = str(tmp_path / "fresh.db")
+    store = SQLiteStore(fresh)
+    await store.setup()
+    await store.close()
+    assert _indexes(path) == _indexes(fresh)  # jobs_delivery gone, jobs_running_key partial
+
+
+def _indexes(path: str) -> set[tuple[str, str]]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'")
+        found = {(name, sql) for name, sql in rows if sql is not None}
+    conn.close()
+    return found
+
+
+async def test_a_job_recorded_before_version_13_is_found_on_postgresql(pg_url: str) -> None:
+    conn = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
+    async with conn, conn.transaction():
+        await conn.execute(
+            "CREATE TABLE schema_version"
+            " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+        )
+        for number, statements in enumerate(PG_MIGRATIONS[:12], start=1):
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO schema_version VALUES (%s, 0)", (number,))
+        for statement in _BEFORE_13:
+            await conn.execute(statement)
+    assert await _outcomes_after_13(PostgresStore(pg_url)) == _OUTCOMES_AFTER_13
 
 
 def migrate_to(conn: sqlite3.Connection, version: int) -> None:
