@@ -34,6 +34,10 @@ MAX_KEPT_METRICS: Final = 5_000
 MAX_KEPT_SAMPLES: Final = 100_000
 MAX_KEPT_CHARS: Final = 4 * 1024 * 1024
 _VERSION: Final = 1
+# The kept report, compact, in the document ``Prepared.dump`` writes. What they write is
+# made here afresh (no value is met twice): no need to look for cycles.
+_SOURCE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+_DOCUMENT: Final = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +54,10 @@ def dump(prepared: Prepared, kept: Kept | None) -> str:
     while: off the event loop."""
     document = prepared.document()
     if kept is not None and keepable(kept.comparison):
-        source = json.dumps(_plain(Kept, kept), ensure_ascii=False, separators=(",", ":"))
+        source = _SOURCE.encode(_plain(Kept, kept))
         if len(source) <= MAX_KEPT_CHARS:
             document["kept"] = {"version": _VERSION, "source": source}
-    return json.dumps(document, ensure_ascii=False)
+    return _DOCUMENT.encode(document)
 
 
 def keepable(comparison: Comparison) -> bool:
@@ -188,13 +192,23 @@ def _union_writer(hint: Any) -> Writer:
     options = [
         (_test_of(option), _writer(option), _tag_of(option, tagged)) for option in get_args(hint)
     ]
+    # Without a Literal, a value's type alone tells which option writes it: that option
+    # is found once for each type of value the union meets.
+    by_type: dict[type, tuple[Writer, str]] | None = (
+        None if any(get_origin(option) is Literal for option in get_args(hint)) else {}
+    )
 
     def union_writer(value: Any) -> Any:
-        for test, write, tag in options:
-            if test(value):
-                plain = write(value)
-                return {"@": tag, **plain} if tag else plain
-        raise TypeError(f"{type(value).__name__} is none of {hint}")
+        chosen = None if by_type is None else by_type.get(type(value))
+        if chosen is None:
+            chosen = next(((w, tag) for test, w, tag in options if test(value)), None)
+            if chosen is None:
+                raise TypeError(f"{type(value).__name__} is none of {hint}")
+            if by_type is not None:
+                by_type[type(value)] = chosen
+        write, tag = chosen
+        plain = write(value)
+        return {"@": tag, **plain} if tag else plain
 
     return union_writer
 
@@ -230,10 +244,12 @@ def _tuple_writer(hint: Any) -> Writer:
 
         return same_items
 
+    writers = [_writer(item) for item in args]
+
     def each_item(value: Any) -> Any:
-        return [
-            _writer(item)(element) for item, element in zip(_items(hint, value), value, strict=True)
-        ]
+        if len(value) != len(writers):
+            raise TypeError(f"{len(value)} elements for {hint}")
+        return [write(element) for write, element in zip(writers, value, strict=True)]
 
     return each_item
 
