@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import json
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
@@ -90,6 +91,7 @@ Writer = Callable[[Any], Any]
 # A writer per type hint, made once: walking the hints for every value cost ~80 µs a metric.
 _WRITERS: dict[Any, Writer] = {}
 _MAKING: set[Any] = set()  # the hints whose writers are being made
+_MAKING_LOCK: Final = threading.RLock()
 # The types of value a scalar's writer passes through as they are: an enum or a time is
 # what it changes. A field or an item of one of these is copied without a call.
 _PLAIN: Final[frozenset[type]] = frozenset({str, int, float, bool, type(None)})
@@ -104,17 +106,21 @@ def _writer(hint: Any) -> Writer:
     writer = _WRITERS.get(hint)
     if writer is not None:
         return writer
-    if hint in _MAKING:  # a type that holds itself: its writer is looked up when it is called
+    with _MAKING_LOCK:  # a big report is written on a thread of its own
+        writer = _WRITERS.get(hint)
+        if writer is not None:
+            return writer
+        if hint in _MAKING:  # a type that holds itself: its writer is looked up when called
 
-        def later(value: Any) -> Any:
-            return _WRITERS[hint](value)
+            def later(value: Any) -> Any:
+                return _WRITERS[hint](value)
 
-        return later
-    _MAKING.add(hint)
-    try:
-        writer = _WRITERS[hint] = _make_writer(hint)
-    finally:
-        _MAKING.discard(hint)
+            return later
+        _MAKING.add(hint)
+        try:
+            writer = _WRITERS[hint] = _make_writer(hint)
+        finally:
+            _MAKING.discard(hint)
     return writer
 
 
