@@ -5,8 +5,9 @@ comment's ``on-change`` rule (``conclusion.worth_a_comment``)."""
 
 from __future__ import annotations
 
+import enum
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import pytest
@@ -300,3 +301,40 @@ def test_a_report_too_big_is_not_kept(
     assert kept.load(kept.dump(prepared, Kept(judged(DOWN), RenderContext()))) is not None
     monkeypatch.setattr(kept, limit, value)
     assert kept.load(kept.dump(prepared, Kept(judged(DOWN), RenderContext()))) is None
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+@dataclass(frozen=True)
+class _Point:
+    x: float
+
+
+@dataclass(frozen=True)
+class _Mixed:
+    counts: tuple[int, ...]
+    either: _Point | str | None
+    pair: tuple[float, _Level]
+    when: datetime | None
+
+
+def test_a_kept_value_is_written_by_its_type_whatever_came_before() -> None:
+    """Plain values are copied, others written: an enum by value, a time in ISO 8601,
+    however the values before them in the same fields were written."""
+    at = datetime(2025, 12, 2, 2, 28, 48, tzinfo=UTC)
+    values = [
+        _Mixed((1, 2), _Point(3), (0.5, _Level.LOW), None),
+        _Mixed((_Level.LOW, 4), "three", (1, _Level.LOW), at),
+        _Mixed((), None, (2.5, _Level.LOW), at),
+    ]
+    written = [kept._plain(_Mixed, value) for value in values]
+    assert written == [
+        {"counts": [1, 2], "either": {"x": 3}, "pair": [0.5, 1], "when": None},
+        {"counts": [1, 4], "either": "three", "pair": [1, 1], "when": at.isoformat()},
+        {"counts": [], "either": None, "pair": [2.5, 1], "when": at.isoformat()},
+    ]
+    assert [type(count) for count in written[1]["counts"]] == [int, int]  # not the enum
+    with pytest.raises(TypeError):
+        kept._plain(_Mixed, _Mixed((1,), 2.5, (0.5, _Level.LOW), None))  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ import json
 import types
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
-from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints
+from typing import Any, Final, Literal, Union, cast, get_args, get_origin, get_type_hints
 
 import orjson
 
@@ -212,9 +212,17 @@ def _build(cls: type[Any], document: object, where: str) -> Any:
 
 
 def _value(hint: Any, value: object, where: str) -> Any:
+    if type(value) is hint and hint in _EXACT:
+        return value  # most fields: what the last lines below say, without the lookups
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
         for option in get_args(hint):
+            if option in _EXACT:
+                # What ``_value`` says of a plain option, without raising: the value as
+                # it is when it is of that exact type (None for NoneType), else the next.
+                if type(value) is option:
+                    return value
+                continue
             try:
                 return _value(option, value, where)
             except BadPayload:
@@ -238,6 +246,10 @@ def _value(hint: Any, value: object, where: str) -> Any:
     if hint in (int, str, bool) and type(value) is hint:
         return value
     raise BadPayload(f"{where} is {shown(value)}, not a {_named(hint)}")
+
+
+# The hints a value matches by its exact type alone, and is read as it is.
+_EXACT: Final = frozenset({int, str, bool, type(None)})
 
 
 def _named(hint: Any) -> str:

@@ -178,6 +178,9 @@ def report_records(
     # A fork's author controls the artifact, its base side included (a deleted fork's
     # head repository is None: untrusted too).
     from_fork = run.head_repo_id != run.repo_id
+    # What every row has alike, read off the run once (``full_name`` is made each time).
+    repo_id, full_name, run_id, attempt = run.repo_id, run.full_name, run.id, run.attempt
+    workflow_name, event, number = run.workflow_name, run.event, pull.number
     records: list[MeasurementRecord] = []
     samples = 0
     measured: tuple[tuple[MeasuredSide, SideReport, str, str], ...] = (
@@ -191,8 +194,8 @@ def report_records(
                 log.warning(
                     "run %s of %s: only the first %d series are recorded (limits: %d series,"
                     " %d samples)",
-                    run.id,
-                    run.full_name,
+                    run_id,
+                    full_name,
                     len(records),
                     MAX_RECORDED_ROWS,
                     MAX_RECORDED_SAMPLES,
@@ -200,8 +203,8 @@ def report_records(
                 return records
             records.append(
                 MeasurementRecord(
-                    repo_id=run.repo_id,
-                    repo_full_name=run.full_name,
+                    repo_id=repo_id,
+                    repo_full_name=full_name,
                     installation_id=installation_id,
                     platform=platform,
                     metric=metric,
@@ -210,15 +213,15 @@ def report_records(
                     scale=series.scale,
                     side=side,
                     sha=sha,
-                    run_id=run.id,
-                    run_attempt=run.attempt,
+                    run_id=run_id,
+                    run_attempt=attempt,
                     # Neither is in a workflow_run job yet: nullable until the job carries
                     # them (the runner is a job's, not a run's, on GitHub).
                     workflow_id=None,
-                    workflow_name=run.workflow_name,
-                    event=run.event,
+                    workflow_name=workflow_name,
+                    event=event,
                     branch=branch,
-                    pr_number=pull.number,
+                    pr_number=number,
                     samples=tuple(series.samples),
                     settings=series.settings,
                     recorded_at=now,

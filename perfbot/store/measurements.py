@@ -143,7 +143,7 @@ def samples_text(samples: Sequence[float]) -> str:
 
 
 def samples_from_text(text: str) -> tuple[float, ...]:
-    return tuple(float(value) for value in json.loads(text))
+    return tuple(map(float, json.loads(text)))
 
 
 def labels_text(labels: tuple[str, ...] | None) -> str | None:
@@ -195,7 +195,7 @@ def group_by_commit(
     return [
         CommitSamples(
             sha=sha,
-            runs=tuple(samples for samples, _ in runs),
+            runs=tuple([samples for samples, _ in runs]),
             newest_recorded_at=runs[0][1],
         )
         for sha, runs in groups.items()

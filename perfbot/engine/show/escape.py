@@ -30,8 +30,10 @@ punctuation beside it). Every other underscore is still a character reference.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from typing import Final
 
 ZWSP = "\u200b"
 _DROPPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -141,7 +143,9 @@ def clean(text: str, max_length: int = 120) -> str:
 
 def text(value: str, max_length: int = 200) -> str:
     """Untrusted text as inert markdown (see the module docstring)."""
-    return _defused(value, max_length).translate(_ENCODED)
+    if len(value) <= _MEMO_LENGTH:
+        return _text_once(value, max_length)
+    return _text(value, max_length)
 
 
 def code(value: str, max_length: int = 120) -> str:
@@ -151,8 +155,29 @@ def code(value: str, max_length: int = 120) -> str:
     encoded like ``text``, and their letters and digits are never encoded, so each kept
     underscore still has a letter or digit on both sides.
     """
+    if len(value) <= _MEMO_LENGTH:
+        return _code_once(value, max_length)
+    return _code(value, max_length)
+
+
+# A report's names come back in every row of every comment: a short one is made inert
+# once per process (~5 µs each time otherwise). Bounded, so that an artifact's names
+# cannot grow the memory: at most _MEMO_ENTRIES of each, the least recently used dropped.
+_MEMO_LENGTH: Final = 256
+_MEMO_ENTRIES: Final = 1024
+
+
+def _text(value: str, max_length: int) -> str:
+    return _defused(value, max_length).translate(_ENCODED)
+
+
+def _code(value: str, max_length: int) -> str:
     pieces = _INTRAWORD_UNDERSCORE.split(_defused(value, max_length))
     return f"<code>{'_'.join(piece.translate(_ENCODED) for piece in pieces) or '(empty)'}</code>"
+
+
+_text_once = functools.lru_cache(maxsize=_MEMO_ENTRIES)(_text)
+_code_once = functools.lru_cache(maxsize=_MEMO_ENTRIES)(_code)
 
 
 def title(value: str, max_length: int = 60) -> str:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import enum
 import json
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
 
 from perfbot.engine.judge.compare import Comparison
@@ -33,6 +35,10 @@ MAX_KEPT_METRICS: Final = 5_000
 MAX_KEPT_SAMPLES: Final = 100_000
 MAX_KEPT_CHARS: Final = 4 * 1024 * 1024
 _VERSION: Final = 1
+# The kept report, compact, in the document ``Prepared.dump`` writes. What they write is
+# made here afresh (no value is met twice): no need to look for cycles.
+_SOURCE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+_DOCUMENT: Final = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +53,12 @@ def dump(prepared: Prepared, kept: Kept | None) -> str:
     """``prepared`` as ``Prepared.dump`` writes it, with ``kept`` beside it when given and
     not too big (``Prepared.load`` reads the text as ever). Writing a big report's takes a
     while: off the event loop."""
-    document = json.loads(prepared.dump())
+    document = prepared.document()
     if kept is not None and keepable(kept.comparison):
-        source = json.dumps(_plain(Kept, kept), ensure_ascii=False, separators=(",", ":"))
+        source = _SOURCE.encode(_plain(Kept, kept))
         if len(source) <= MAX_KEPT_CHARS:
             document["kept"] = {"version": _VERSION, "source": source}
-    return json.dumps(document, ensure_ascii=False)
+    return _DOCUMENT.encode(document)
 
 
 def keepable(comparison: Comparison) -> bool:
@@ -84,6 +90,12 @@ def load(stored: str) -> Kept | None:
 Writer = Callable[[Any], Any]
 # A writer per type hint, made once: walking the hints for every value cost ~80 µs a metric.
 _WRITERS: dict[Any, Writer] = {}
+_MAKING: set[Any] = set()  # the hints whose writers are being made
+_MAKING_LOCK: Final = threading.RLock()
+# The types of value a scalar's writer passes through as they are: an enum or a time is
+# what it changes. A field or an item of one of these is copied without a call.
+_PLAIN: Final[frozenset[type]] = frozenset({str, int, float, bool, type(None)})
+_UNCHANGED: Final[frozenset[type]] = frozenset()
 
 
 def _plain(hint: Any, value: Any) -> Any:
@@ -92,8 +104,23 @@ def _plain(hint: Any, value: Any) -> Any:
 
 def _writer(hint: Any) -> Writer:
     writer = _WRITERS.get(hint)
-    if writer is None:
-        writer = _WRITERS[hint] = _make_writer(hint)
+    if writer is not None:
+        return writer
+    with _MAKING_LOCK:  # a big report is written on a thread of its own
+        writer = _WRITERS.get(hint)
+        if writer is not None:
+            return writer
+        if hint in _MAKING:  # a type that holds itself: its writer is looked up when called
+
+            def later(value: Any) -> Any:
+                return _WRITERS[hint](value)
+
+            return later
+        _MAKING.add(hint)
+        try:
+            writer = _WRITERS[hint] = _make_writer(hint)
+        finally:
+            _MAKING.discard(hint)
     return writer
 
 
@@ -104,14 +131,57 @@ def _make_writer(hint: Any) -> Writer:
     if origin is tuple:
         return _tuple_writer(hint)
     if is_dataclass(hint) and isinstance(hint, type):
-        hints = _hints(hint)
-        named = [(f.name, hints[f.name]) for f in fields(hint)]
-
-        def dataclass_writer(value: Any) -> Any:
-            return {name: _writer(field)(getattr(value, name)) for name, field in named}
-
-        return dataclass_writer
+        return _dataclass_writer(hint)
     return _scalar
+
+
+def _unchanged(hint: Any) -> frozenset[type]:
+    """The types of value that ``_writer(hint)`` returns as they are, whatever their value."""
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        # The option a value passes first writes it: a scalar one as it is. A Literal's
+        # test looks at the value, not only its type: a value it passes is unchanged too.
+        return frozenset(kind for option in get_args(hint) for kind in _passes(option))
+    if origin is tuple or (is_dataclass(hint) and isinstance(hint, type)):
+        return _UNCHANGED
+    return _PLAIN  # ``_scalar``
+
+
+def _passes(option: Any) -> frozenset[type]:
+    """The plain types every value of which passes ``_test_of(option)``."""
+    if option is type(None):
+        return frozenset({type(None)})
+    if get_origin(option) is Literal:
+        return _UNCHANGED
+    if option is float:
+        return frozenset({float, int})
+    kind = get_origin(option) or option
+    if not isinstance(kind, type) or is_dataclass(kind):
+        return _UNCHANGED
+    return frozenset(plain for plain in _PLAIN if issubclass(plain, kind))
+
+
+def _dataclass_writer(cls: type[Any]) -> Writer:
+    hints = _hints(cls)
+    names = [f.name for f in fields(cls)]
+    # Each field's name, the types of value written as they are, and its writer.
+    each = [(name, _unchanged(hints[name]), _writer(hints[name])) for name in names]
+    values = _getter(names)
+
+    def dataclass_writer(value: Any) -> Any:
+        return {
+            name: field if type(field) in unchanged else write(field)
+            for (name, unchanged, write), field in zip(each, values(value), strict=True)
+        }
+
+    return dataclass_writer
+
+
+def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of the attributes ``names`` of an object, as a tuple."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    return lambda value: tuple(getattr(value, name) for name in names)
 
 
 def _scalar(value: Any) -> Any:
@@ -128,13 +198,23 @@ def _union_writer(hint: Any) -> Writer:
     options = [
         (_test_of(option), _writer(option), _tag_of(option, tagged)) for option in get_args(hint)
     ]
+    # Without a Literal, a value's type alone tells which option writes it: that option
+    # is found once for each type of value the union meets.
+    by_type: dict[type, tuple[Writer, str]] | None = (
+        None if any(get_origin(option) is Literal for option in get_args(hint)) else {}
+    )
 
     def union_writer(value: Any) -> Any:
-        for test, write, tag in options:
-            if test(value):
-                plain = write(value)
-                return {"@": tag, **plain} if tag else plain
-        raise TypeError(f"{type(value).__name__} is none of {hint}")
+        chosen = None if by_type is None else by_type.get(type(value))
+        if chosen is None:
+            chosen = next(((w, tag) for test, w, tag in options if test(value)), None)
+            if chosen is None:
+                raise TypeError(f"{type(value).__name__} is none of {hint}")
+            if by_type is not None:
+                by_type[type(value)] = chosen
+        write, tag = chosen
+        plain = write(value)
+        return {"@": tag, **plain} if tag else plain
 
     return union_writer
 
@@ -159,18 +239,23 @@ def _tag_of(option: Any, tagged: bool) -> str:
 def _tuple_writer(hint: Any) -> Writer:
     args = get_args(hint)
     if len(args) == 2 and args[1] is Ellipsis:
-        item = args[0]
+        write = _writer(args[0])
+        unchanged = _unchanged(args[0])
 
         def same_items(value: Any) -> Any:
-            write = _writer(item)
+            # Samples, mostly: when every item is written as it is, the list is a copy.
+            if unchanged and set(map(type, value)) <= unchanged:
+                return list(value)
             return [write(element) for element in value]
 
         return same_items
 
+    writers = [_writer(item) for item in args]
+
     def each_item(value: Any) -> Any:
-        return [
-            _writer(item)(element) for item, element in zip(_items(hint, value), value, strict=True)
-        ]
+        if len(value) != len(writers):
+            raise TypeError(f"{len(value)} elements for {hint}")
+        return [write(element) for write, element in zip(writers, value, strict=True)]
 
     return each_item
 

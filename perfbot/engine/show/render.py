@@ -152,7 +152,11 @@ class Prepared:
 
     def dump(self) -> str:
         """The prepared report as the App stores it, for ``load``."""
-        return json.dumps({"prepared": 1, **_fields(self)}, ensure_ascii=False)
+        return json.dumps(self.document(), ensure_ascii=False)
+
+    def document(self) -> dict[str, object]:
+        """What ``dump`` writes, before it is JSON (``kept.dump`` adds to it)."""
+        return {"prepared": 1, **_fields(self)}
 
     @classmethod
     def load(cls, stored: str) -> Prepared:
