@@ -12,9 +12,9 @@ The PR, its run and its artifact are the fake's first delivery's. The PR, read a
 a conditional read (answered 304 after the first time); the repository has no
 configuration file (answered 404, as in bench/service.py).
 
-Run from a checkout: PYTHONPATH=. .venv/bin/python bench/calls.py [--calls N]; against an
-older commit: bench/against.py REV -- bench/calls.py (perfbot is imported from the
-PYTHONPATH, so that each run measures its own tree).
+Run: .venv/bin/python bench/calls.py [--calls N]; against an older commit:
+bench/against.py REV -- bench/calls.py (perfbot is imported from the checkout the script
+is in, so that each run measures its own tree).
 """
 
 from __future__ import annotations
@@ -22,11 +22,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+# After PYTHONPATH, which bench/against.py points at the tree it measures.
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from fakeprocess import fake_github
 
