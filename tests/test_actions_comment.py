@@ -153,6 +153,26 @@ def test_the_command_posts_with_the_actions_environment() -> None:
     assert "is up to date" in done.stderr
 
 
+@pytest.mark.api_version("2022-11-28")
+def test_the_command_speaks_the_api_version_it_is_given() -> None:
+    """PERFBOT_GITHUB_API_VERSION in a GitHub Enterprise Server's workflow: every request
+    of ``perfbot comment`` names it, and the comment is posted."""
+    world = World.create()
+    run = world.measured_run(world.pull(7, HEAD_A), 3001)
+    with serve(world.fake) as fake:
+        done = run_cli(
+            ["--run-id", str(run.id), "--repo", "acme/widget"],
+            {
+                "GITHUB_TOKEN": fake.issue_actions_token(world.repo),
+                "GITHUB_API_URL": fake.api_url,
+                "PERFBOT_GITHUB_API_VERSION": "2022-11-28",
+            },
+        )
+    assert done.returncode == 0, done.stderr
+    assert len(actions_comments(world, 7)) == 1
+    assert {r.api_version for r in world.fake.requests} == {"2022-11-28"}
+
+
 def test_the_command_reports_github_errors_in_one_line() -> None:
     world = World.create()
     world.pull(7, HEAD_A)
@@ -176,6 +196,11 @@ def test_the_command_reports_github_errors_in_one_line() -> None:
         (["--run-id", "5", "--repo", "acme/widget"], {}, "set GITHUB_TOKEN"),
         (["--run-id", "five", "--repo", "acme/widget"], {"GITHUB_TOKEN": "x"}, "not a workflow"),
         (["--run-id", "-3", "--repo", "acme/widget"], {"GITHUB_TOKEN": "x"}, "not a workflow"),
+        (
+            ["--run-id", "5", "--repo", "acme/widget"],
+            {"GITHUB_TOKEN": "x", "PERFBOT_GITHUB_API_VERSION": "v3"},
+            "PERFBOT_GITHUB_API_VERSION must be one of 2022-11-28, 2026-03-10",
+        ),
     ],
 )
 def test_usage_errors(args: list[str], env: dict[str, str], message: str) -> None:

@@ -41,6 +41,7 @@ from perfbot.github.errors import ArtifactGone
 from perfbot.github.token_session import TokenSession
 from perfbot.github.transport import Transport
 from perfbot.github.types import ArtifactInfo, PullInfo
+from perfbot.github.wire import API_VERSION
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 DEFAULT_API_URL = "https://api.github.com"
@@ -58,6 +59,8 @@ class CommentJob:
     token: str
     api_url: str = DEFAULT_API_URL
     bot_login: str = ACTIONS_BOT_LOGIN
+    # The REST API version of every request (PERFBOT_GITHUB_API_VERSION, for a GHES).
+    api_version: str = API_VERSION
 
 
 async def comment_for_run(
@@ -68,7 +71,7 @@ async def comment_for_run(
 ) -> str | None:
     """Post or edit the comment for ``job``'s run, and return it (None when nothing was
     posted: the reason is logged); GitHubError and BadPayload propagate."""
-    session = TokenSession(job.token, job.api_url, transport=transport)
+    session = TokenSession(job.token, job.api_url, transport=transport, api_version=job.api_version)
     logger = logging.LoggerAdapter(log, {"delivery": f"run-{job.run_id}"})
     try:
         async with session.installation as github:

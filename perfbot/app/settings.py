@@ -133,7 +133,7 @@ class Settings:
             private_key=_private_key(env),
             webhook_secret=_required(env, "PERFBOT_WEBHOOK_SECRET"),
             github_url=_github_url(env),
-            github_api_version=_github_api_version(env),
+            github_api_version=github_api_version(env),
             database_url=env.get("PERFBOT_DATABASE_URL", "").strip() or DEFAULT_DATABASE_URL,
             disabled_repos=_patterns(env.get("PERFBOT_DISABLED_REPOS", "")),
             workers=_workers(env),
@@ -231,7 +231,8 @@ def _github_url(env: Mapping[str, str]) -> str:
     return url.rstrip("/")
 
 
-def _github_api_version(env: Mapping[str, str]) -> str:
+def github_api_version(env: Mapping[str, str]) -> str:
+    """``PERFBOT_GITHUB_API_VERSION`` checked (the App's and ``perfbot comment``'s)."""
     version = env.get("PERFBOT_GITHUB_API_VERSION", "").strip() or API_VERSION
     if version not in API_VERSIONS:
         raise SettingsError(

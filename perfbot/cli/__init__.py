@@ -398,6 +398,7 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import logging
 
     from perfbot.app.actions import DEFAULT_API_URL, CommentJob, comment_for_run
+    from perfbot.app.settings import SettingsError, github_api_version
     from perfbot.cli.workflow import STEP_SUMMARY, append_job_summary
     from perfbot.errors import PerfbotError
     from perfbot.github.errors import GitHubError
@@ -409,6 +410,10 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     token = os.environ.get("GITHUB_TOKEN", "")
     if not token:
         raise UsageError("set GITHUB_TOKEN to a token that can read Actions and write comments")
+    try:
+        api_version = github_api_version(os.environ)
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
     job = CommentJob(
         owner=owner,
         repo=name,
@@ -416,6 +421,7 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         token=token,
         api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
         bot_login=args.bot_login,
+        api_version=api_version,
     )
     # Plain lines on stderr: this runs in a workflow log, read by a person.
     handler = logging.StreamHandler(err)
