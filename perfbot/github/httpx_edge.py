@@ -21,6 +21,7 @@ from perfbot.github.wire import (
     Answer,
     Call,
     Wire,
+    read_within,
 )
 
 _TIMEOUT = httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS).as_dict()
@@ -72,14 +73,7 @@ class _Opened:
         try:
             if limit is None:
                 return await self._response.aread(), True
-            chunks, size = [], 0
-            async for chunk in self._response.aiter_bytes():
-                size += len(chunk)
-                if size > limit:
-                    chunks.append(chunk[: len(chunk) - (size - limit)])
-                    return b"".join(chunks), False
-                chunks.append(chunk)
-            return b"".join(chunks), True
+            return await read_within(self._response.aiter_bytes(), limit)
         except httpx.TimeoutException as exc:
             raise TimeoutError(str(exc)) from exc
 

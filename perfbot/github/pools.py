@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import aiohttp
 import httpx
 
-from perfbot.github.wire import CONNECT_SECONDS, READ_SECONDS, Call
+from perfbot.github.wire import CONNECT_SECONDS, READ_SECONDS, Call, read_within
 
 # As httpx's ``Timeout(READ_SECONDS, connect=CONNECT_SECONDS)`` is applied: a connection
 # from the pool, a new one, and each read of the answer.
@@ -33,14 +33,7 @@ class _Opened:
     async def read(self, limit: int | None) -> tuple[bytes, bool]:
         if limit is None:
             return await self._response.read(), True
-        chunks, size = [], 0
-        async for chunk in self._response.content.iter_any():
-            size += len(chunk)
-            if size > limit:
-                chunks.append(chunk[: len(chunk) - (size - limit)])
-                return b"".join(chunks), False
-            chunks.append(chunk)
-        return b"".join(chunks), True
+        return await read_within(self._response.content.iter_any(), limit)
 
     async def release(self) -> None:
         self._response.release()

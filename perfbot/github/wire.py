@@ -23,7 +23,7 @@ send their ``Call`` straight in, with no httpx request or response built.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Final, Protocol
 
 from multidict import CIMultiDict
@@ -46,6 +46,20 @@ API_VERSIONS: Final = ("2022-11-28", "2026-03-10")
 # The encodings an answer may come in: what every wire undoes (aiohttp's and httpx's alike,
 # with no optional package; httpx would ask for brotli or zstd once one is installed).
 ACCEPT_ENCODING: Final = "gzip, deflate"
+
+
+async def read_within(chunks: AsyncIterator[bytes], limit: int) -> tuple[bytes, bool]:
+    """The body from ``chunks``, cut at ``limit`` bytes, and whether it was whole: an
+    answer larger than the limit is never held whole in memory."""
+    kept: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            kept.append(chunk[: len(chunk) - (size - limit)])
+            return b"".join(kept), False
+        kept.append(chunk)
+    return b"".join(kept), True
 
 
 class Call:
