@@ -27,6 +27,7 @@ import uvicorn
 
 from perfbot.app.server import create_app
 from perfbot.app.settings import Settings
+from perfbot.github.app import GitHubApp
 from perfbot.sandbox.fakegithub import (
     CheckRun,
     Comment,
@@ -113,6 +114,17 @@ class World:
             self.fake.add_installation(installation_id, owner)
         repo = self.fake.add_repo(full_name, repo_id, installation_id, files=dict(files or {}))
         return World(self.fake, repo)
+
+    def github_app(self, **options: Any) -> GitHubApp:
+        """perfbot's GitHub adapter as this fake's App, over the fake's in-process transport
+        (``options``: GitHubApp's own, a pacer or a dry run say); the caller closes it."""
+        return GitHubApp(
+            self.fake.app_id,
+            rsa_keypair().private_pem,
+            self.fake.api_url,
+            transport=self.fake.transport(),
+            **options,
+        )
 
     def pull(
         self, number: int, head_sha: str, *, fork: bool = False, labels: tuple[str, ...] = ()

@@ -18,7 +18,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from perfbot.github.app import GitHubApp
 from perfbot.github.errors import RateLimited
 from perfbot.github.transport import CALL_TIMEOUT
 from perfbot.sandbox.fakegithub import (
@@ -27,7 +26,6 @@ from perfbot.sandbox.fakegithub import (
     FakeGitHub,
     Pull,
     Run,
-    rsa_keypair,
     serve,
 )
 from tests.harness import (
@@ -279,12 +277,7 @@ async def test_a_rate_limited_token_exchange_is_retried_not_given_up() -> None:
     world = World.create()
     world.pull(7, "a" * 40)
     world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="access_tokens")
-    github = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    github = world.github_app()
     try:
         with pytest.raises(RateLimited) as caught:
             await github.installation(1).get_pull("acme", "widget", 7)

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import httpx
 
-from perfbot.github.app import GitHubApp
 from perfbot.github.conditional import ENTRY_OVERHEAD, Validators
-from perfbot.sandbox.fakegithub import RecordedRequest, rsa_keypair
+from perfbot.sandbox.fakegithub import RecordedRequest
 from tests.harness import World, in_process_service, wait_idle, wait_until
 
 HEAD = "a" * 40
@@ -119,12 +118,7 @@ async def test_the_configuration_and_an_issue_read_again_are_304s() -> None:
     repo = world.repo
     repo.files[".github/perfbot.yml"] = "threshold: 3\n"
     issue = world.fake.add_issue(repo, title="a change of level", body="body")
-    app = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    app = world.github_app()
     try:
         async with app.installation(1) as installation:
             texts = [await installation.get_file("acme", "widget", ".github/perfbot.yml")]

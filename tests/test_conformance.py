@@ -290,12 +290,7 @@ def test_the_suites_check_fails_on_a_broken_exchange() -> None:
 
 @pytest.fixture
 async def app(world: World) -> AsyncIterator[GitHubApp]:
-    github = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    github = world.github_app()
     try:
         yield github
     finally:

@@ -25,7 +25,6 @@ from perfbot.errors import PerfbotError
 from perfbot.github.app import GitHubApp
 from perfbot.github.dryrun import DryRun
 from perfbot.github.installation import Installation
-from perfbot.sandbox.fakegithub import rsa_keypair
 from tests.harness import INSTALLATION, World, report_zip
 
 # The adapter's write methods, as the fake sees them without a dry run. A method that
@@ -128,13 +127,7 @@ def public_coroutines(cls: type) -> list[tuple[str, str]]:
 
 @asynccontextmanager
 async def adapter(world: World, dry_run: DryRun | None) -> AsyncIterator[GitHubApp]:
-    app = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-        dry_run=dry_run,
-    )
+    app = world.github_app(dry_run=dry_run)
     try:
         yield app
     finally:

@@ -16,10 +16,8 @@ import pytest
 
 from perfbot.app import routes
 from perfbot.app.triage import parse_delivery
-from perfbot.github.app import GitHubApp
 from perfbot.github.errors import GitHubError, GitHubUnavailable
 from perfbot.github.installation import Installation
-from perfbot.sandbox.fakegithub import rsa_keypair
 from tests import apispec
 from tests.harness import INSTALLATION, World
 
@@ -35,12 +33,7 @@ def world() -> World:
 @asynccontextmanager
 async def installed(world: World) -> AsyncIterator[Installation]:
     """perfbot's calls for the world's installation, over the fake's transport."""
-    app = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    app = world.github_app()
     try:
         async with app.installation(INSTALLATION) as installation:
             yield installation

@@ -20,7 +20,7 @@ from perfbot.app.context import JobContext
 from perfbot.app.job_payloads import encode
 from perfbot.github.app import GitHubApp
 from perfbot.github.calls import GitHubCalls
-from perfbot.sandbox.fakegithub import Hold, Pull, RecordedRequest, Run, rsa_keypair
+from perfbot.sandbox.fakegithub import Hold, Pull, RecordedRequest, Run
 from perfbot.store import open_store
 from perfbot.store.base import Store
 from tests.harness import INSTALLATION, REPO_ID, World
@@ -101,12 +101,7 @@ async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
     world = World.create()
     store = open_store(str(tmp_path / "db"))
     await store.setup()
-    github = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    github = world.github_app()
     try:
         yield Bench(world, store, github)
     finally:

@@ -30,8 +30,6 @@ from perfbot.app.jobs import (
 from perfbot.app.routes import INTERNAL_WATCH, ROUTES, decode, job_for
 from perfbot.app.triage import parse_delivery
 from perfbot.app.worker import Worker
-from perfbot.github.app import GitHubApp
-from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.store.base import JobOutcome, JobStatus, NewJob
 from perfbot.store.sqlite import SQLiteStore
 from perfbot.support.metrics import Metrics
@@ -285,12 +283,7 @@ async def worker(tmp_path: Path) -> AsyncIterator[tuple[SQLiteStore, Worker]]:
     world = World.create()
     store = SQLiteStore(str(tmp_path / "db"))
     await store.setup()
-    github = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    github = world.github_app()
     worker = Worker(store, github, concurrency=2, repo_disabled=lambda _: False, metrics=Metrics())
     worker.start()
     try:

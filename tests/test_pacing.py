@@ -17,7 +17,6 @@ from typing import TypeVar
 import pytest
 
 from perfbot.engine.show.render import MARKER
-from perfbot.github.app import GitHubApp
 from perfbot.github.errors import RateLimited, WaitForTurn
 from perfbot.github.pacing import (
     HOUR,
@@ -32,7 +31,7 @@ from perfbot.github.pacing import (
     PaceState,
     installation_key,
 )
-from perfbot.sandbox.fakegithub import RecordedRequest, rsa_keypair
+from perfbot.sandbox.fakegithub import RecordedRequest
 from perfbot.store import SQLiteStore
 from perfbot.store.base import PaceRecord
 from perfbot.support.metrics import Metrics
@@ -313,12 +312,7 @@ async def test_the_pace_is_exported_as_prometheus_metrics() -> None:
 async def test_github_names_the_reset_of_a_spent_window_and_perfbot_keeps_it() -> None:
     world = World.create()
     world.pull(7, "a" * 40)
-    app = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    app = world.github_app()
     try:
         async with app.installation(1) as installation:
             world.fake.primary_rate_limit_next(1, reset_in=30, path_contains="/comments")
@@ -343,13 +337,7 @@ async def test_every_kind_of_write_keeps_the_pace() -> None:
     said = world.fake.add_comment(world.repo, 7, "/perfbot rerun", "bob")
     world.fake.add_run(world.repo, 4001, "a" * 40, "feature-7")
     missed = [world.fake.add_delivery("workflow_run", "completed", status_code=502) for _ in "ab"]
-    app = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-        pacer=Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep),
-    )
+    app = world.github_app(pacer=Pacer(MemoryBook(), clock=clock.now, sleep=clock.sleep))
 
     async def jumping() -> None:
         for _ in range(500):

@@ -24,10 +24,8 @@ from perfbot.app.measurements import learned_noise
 from perfbot.app.triage import parse_delivery
 from perfbot.cli import main
 from perfbot.engine.read.sides import ReportFile, read_side
-from perfbot.github.app import GitHubApp
 from perfbot.github.types import PullInfo
 from perfbot.sandbox.fakegithub import Run as FakeRun
-from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.store import open_store
 from perfbot.store.export import HistoryQuery
 from tests import hostile
@@ -263,12 +261,7 @@ async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
     world = World.create()
     store = open_store(str(tmp_path / "db"))
     await store.setup()
-    github = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    github = world.github_app()
     try:
         yield Bench(world, store, github)
     finally:

@@ -19,7 +19,6 @@ from perfbot.app.worker import Worker
 from perfbot.github.app import GitHubApp
 from perfbot.github.errors import RateLimited, WaitForTurn
 from perfbot.github.pacing import MemoryBook, Pacer, installation_key
-from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.store.base import Job, JobStatus
 from perfbot.store.sqlite import SQLiteStore
 from perfbot.support.metrics import Metrics
@@ -71,12 +70,7 @@ async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
     world = World.create()
     store = SQLiteStore(str(tmp_path / "db"))
     await store.setup()
-    github = GitHubApp(
-        world.fake.app_id,
-        rsa_keypair().private_pem,
-        world.fake.api_url,
-        transport=world.fake.transport(),
-    )
+    github = world.github_app()
     try:
         yield Bench(store, github)
     finally:
