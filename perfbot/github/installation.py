@@ -49,7 +49,7 @@ from perfbot.github.types import (
     StateReason,
     WorkflowRunInfo,
 )
-from perfbot.github.wire import Wire
+from perfbot.github.wire import Answer, Wire
 
 T = TypeVar("T")
 
@@ -112,23 +112,13 @@ class Installation:
         await self._gh.__aexit__()
 
     async def list_run_artifacts(self, owner: str, repo: str, run_id: int) -> list[ArtifactInfo]:
-        path = f"/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"
         what = f"the artifacts of run {run_id}"
-
-        async def page(number: int) -> list[ArtifactInfo]:
-            response = await self._call(
-                "GET",
-                partial(
-                    self._direct.request,
-                    "GET",
-                    path,
-                    params={"per_page": PAGE_SIZE, "page": number},
-                ),
-            )
-            return answers.artifacts(response, what)
-
         # 1,000 artifacts is far beyond any measurement run.
-        return await _all_pages(page, max_pages=10)
+        return await self._direct_pages(
+            f"/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts",
+            partial(answers.artifacts, what=what),
+            max_pages=10,
+        )
 
     async def download_artifact(
         self, owner: str, repo: str, artifact_id: int, max_bytes: int
@@ -174,23 +164,27 @@ class Installation:
         return answers.pulls(response, f"the pulls of commit {sha[:12]}")
 
     async def list_comments(self, owner: str, repo: str, number: int) -> list[CommentInfo]:
-        path = f"/repos/{owner}/{repo}/issues/{number}/comments"
         what = f"the comments of #{number}"
-
-        async def page(page_number: int) -> list[CommentInfo]:
-            response = await self._call(
-                "GET",
-                partial(
-                    self._direct.request,
-                    "GET",
-                    path,
-                    params={"per_page": PAGE_SIZE, "page": page_number},
-                ),
-            )
-            return answers.comments(response, what)
-
         # 5,000 comments: stop somewhere on a runaway thread.
-        return await _all_pages(page, max_pages=50)
+        return await self._direct_pages(
+            f"/repos/{owner}/{repo}/issues/{number}/comments",
+            partial(answers.comments, what=what),
+            max_pages=50,
+        )
+
+    async def _direct_pages(
+        self, path: str, read: Callable[[Answer], list[T]], *, max_pages: int
+    ) -> list[T]:
+        """Every page of a list GitHub pages, read straight through the wire."""
+
+        async def page(number: int) -> list[T]:
+            params = {"per_page": PAGE_SIZE, "page": number}
+            response = await self._call(
+                "GET", partial(self._direct.request, "GET", path, params=params)
+            )
+            return read(response)
+
+        return await _all_pages(page, max_pages=max_pages)
 
     async def create_comment(self, owner: str, repo: str, number: int, body: str) -> CommentInfo:
         response = await self._call(
