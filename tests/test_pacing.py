@@ -490,28 +490,38 @@ def test_a_burst_in_one_installation_is_paced_and_another_is_not_held_back(
     assert writes[-1].at - posted_at > 60.0  # while the burst took over a minute
 
 
-def test_a_secondary_limit_delays_the_writes_behind_it_and_loses_none(
-    tmp_path: Path, clock: VirtualClock
-) -> None:
-    world = World.create()
-    world.fake.now = clock.datetime
-    database = tmp_path / "perfbot.db"
-    deliveries = updates(world, range(1, 6), 2000)
-    world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="/issues/comments/")
+def five_updates_past_a_limit(
+    world: World, database: Path, clock: VirtualClock, first_run: int
+) -> tuple[list[RecordedRequest], list[RecordedRequest]]:
+    """Five PRs' updates of one installation, run to the end past the rate limit the test
+    set on the fake: every delivery DONE, every comment showing its run; (the
+    installation's writes, those sent after the refused one)."""
+    deliveries = updates(world, range(1, 6), first_run)
     with in_process_service_on(world, database, clock.now, clock.sleep, PACED) as client:
         for body, headers in deliveries:
             assert client.post("/webhook", content=body, headers=headers).status_code == 202
         run_until(Quiet(clock, database))
         for _, headers in deliveries:
             assert_done(client.database, headers["X-GitHub-Delivery"])
-    assert all(shows(world, number, 2000 + number) for number in range(1, 6))
+    assert all(shows(world, number, first_run + number) for number in range(1, 6))
     writes = writes_of(world, 1)
     (refused,) = [w for w in writes if w.status == 403]
+    edits = [w for w in writes if "/issues/comments/" in w.path and w.status == 200]
+    assert len(edits) == 5  # none lost
     later = [w for w in writes if w.at > refused.at]
     assert later  # the refused write and the ones behind it were all sent again
+    return writes, later
+
+
+def test_a_secondary_limit_delays_the_writes_behind_it_and_loses_none(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    world = World.create()
+    world.fake.now = clock.datetime
+    world.fake.secondary_rate_limit_next(1, retry_after=3, path_contains="/issues/comments/")
+    writes, later = five_updates_past_a_limit(world, tmp_path / "perfbot.db", clock, 2000)
+    (refused,) = [w for w in writes if w.status == 403]
     assert min(w.at for w in later) >= refused.at + 3.0
-    edits = [w for w in writes if "/issues/comments/" in w.path and w.status == 200]
-    assert len(edits) == 5
 
 
 def test_a_spent_rate_limit_delays_the_writes_behind_it_until_its_reset(
@@ -521,21 +531,7 @@ def test_a_spent_rate_limit_delays_the_writes_behind_it_until_its_reset(
     # 30 s ahead. The reset is a moment, kept on perfbot's own clock.
     world = World.create()
     world.fake.now = clock.datetime
-    database = tmp_path / "perfbot.db"
-    deliveries = updates(world, range(1, 6), 3000)
     world.fake.primary_rate_limit_next(1, reset_in=30, path_contains="/issues/comments/")
-    with in_process_service_on(world, database, clock.now, clock.sleep, PACED) as client:
-        for body, headers in deliveries:
-            assert client.post("/webhook", content=body, headers=headers).status_code == 202
-        run_until(Quiet(clock, database))
-        for _, headers in deliveries:
-            assert_done(client.database, headers["X-GitHub-Delivery"])
-    assert all(shows(world, number, 3000 + number) for number in range(1, 6))
+    _, later = five_updates_past_a_limit(world, tmp_path / "perfbot.db", clock, 3000)
     (reset,) = world.fake.primary_resets
-    writes = writes_of(world, 1)
-    (refused,) = [w for w in writes if w.status == 403]
-    later = [w for w in writes if w.at > refused.at]
-    assert later
     assert reset <= min(w.at for w in later) < reset + 3.0  # at the reset, not long after
-    edits = [w for w in writes if "/issues/comments/" in w.path and w.status == 200]
-    assert len(edits) == 5
