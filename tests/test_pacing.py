@@ -490,6 +490,31 @@ def test_a_burst_in_one_installation_is_paced_and_another_is_not_held_back(
     assert writes[-1].at - posted_at > 60.0  # while the burst took over a minute
 
 
+def test_a_job_waiting_for_its_write_slot_lends_its_worker_to_another(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    # One worker, two installations' updates: each job's check run waits a second behind
+    # its comment. Meanwhile the one worker runs the other job: the two overlap.
+    first = World.create()
+    first.fake.now = clock.datetime
+    second = first.another(2, "globex/gadget", 600)
+    database = tmp_path / "perfbot.db"
+    deliveries = [*updates(first, range(1, 2), 1000), *updates(second, range(1, 2), 5000)]
+    env = {**PACED, "PERFBOT_WORKERS": "1"}
+    with in_process_service_on(first, database, clock.now, clock.sleep, env) as client:
+        for body, headers in deliveries:
+            assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        run_until(Quiet(clock, database))
+        for _, headers in deliveries:
+            assert_done(client.database, headers["X-GitHub-Delivery"])
+    assert shows(first, 1, 1001) and shows(second, 1, 5001)
+    each = [writes_of(first, 1), writes_of(second, 2)]
+    assert [len(writes) for writes in each] == [2, 2]  # a comment and a check run each
+    for writes in each:
+        assert writes[1].at - writes[0].at >= SECONDS_APART
+    assert max(w[0].at for w in each) < min(w[1].at for w in each)
+
+
 def five_updates_past_a_limit(
     world: World, database: Path, clock: VirtualClock, first_run: int
 ) -> tuple[list[RecordedRequest], list[RecordedRequest]]:

@@ -10,7 +10,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
@@ -25,6 +25,7 @@ from perfbot.github.errors import RateLimited, WaitForTurn
 from perfbot.github.pacing import installation_key
 from perfbot.store.base import Job, Store
 from perfbot.support.keepalive import Lost, kept
+from perfbot.support.lending import lending
 from perfbot.support.metrics import Metrics
 from perfbot.support.retry import MAX_ATTEMPTS, retry_delay
 
@@ -35,6 +36,10 @@ IDLE_POLL_SECONDS = 0.5
 # How often a worker looks for processes on its store that have ended (SQLite: a lock
 # the kernel dropped) to take their jobs over without waiting out their leases.
 DEPARTED_CHECK_SECONDS = 2.0
+# Jobs one process holds at once, as a multiple of its workers. A job waiting for its
+# installation's next write slot lends its worker to another (``perfbot.support.lending``);
+# this bounds how many such jobs, each with its reports in memory, may pile up.
+IN_HAND_PER_WORKER = 4
 
 
 class Worker:
@@ -66,6 +71,7 @@ class Worker:
         self._stopping = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(concurrency)
+        self._in_hand = asyncio.Semaphore(concurrency * IN_HAND_PER_WORKER)
         self._dispatcher: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
         # Unique per worker, ever (a random part: a restarted process may get the same
@@ -101,10 +107,10 @@ class Worker:
         except Exception:
             log.exception("announcing this worker failed: its claims are left to their leases")
         while not self._stopping.is_set():
-            await self._slots.acquire()
+            await self._in_hand.acquire()
             job = await self._next_job()
             if job is None:  # stopping
-                self._slots.release()
+                self._in_hand.release()
                 return
             task = asyncio.create_task(self._run_in_slot(job))
             self._running.add(task)
@@ -128,7 +134,11 @@ class Worker:
                     await self._stopping.wait()
 
     async def _next_job(self) -> Job | None:
+        """A claimed job, holding a slot; None once stopping. The slot is taken only to
+        claim: an idle dispatcher holds none, or a job that lent its slot while it waited
+        (``_LendableSlot``) could not take it back."""
         while not self._stopping.is_set():
+            await self._slots.acquire()
             # Cleared before the claim, so an enqueue during the claim is not missed.
             self._wake.clear()
             try:
@@ -142,16 +152,20 @@ class Worker:
                 job = None
             if job is not None:
                 return job
+            self._slots.release()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(IDLE_POLL_SECONDS):
                     await self._wake.wait()
         return None
 
     async def _run_in_slot(self, job: Job) -> None:
+        slot = _LendableSlot(self._slots)
+        lending(slot.lent)  # this task's own context: the job's waits lend this slot
         try:
             await self.run_job(job, job.lease_owner)
         finally:
-            self._slots.release()
+            slot.give_back()
+            self._in_hand.release()
             # The next job of this one's serial key (the next push of a branch, a PR's next
             # run) could not be claimed while it ran: look now, not at the next poll.
             self._wake.set()
@@ -319,6 +333,41 @@ class Worker:
 
 
 REASON_MAX_CHARS = 300
+
+
+class _LendableSlot:
+    """A job's worker slot, lent to other jobs while the job only waits (``lent``).
+
+    The job's own tasks share it (they inherit the lender): the first of them to wait
+    lends it, the last to stop waiting takes it back, and it is taken back once only."""
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+        self._held = True
+        self._waiting = 0
+        self._taking_back = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def lent(self) -> AsyncIterator[None]:
+        self._waiting += 1
+        if self._waiting == 1 and self._held:
+            self._held = False
+            self._slots.release()
+        try:
+            yield
+        finally:
+            self._waiting -= 1
+            if not self._waiting:
+                async with self._taking_back:
+                    if not self._held:
+                        # Cancelled while waiting for a slot: not held, nothing to give back.
+                        await self._slots.acquire()
+                        self._held = True
+
+    def give_back(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.release()
 
 
 def _one_line(reason: str | None) -> str | None:

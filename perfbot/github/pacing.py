@@ -24,7 +24,8 @@ octokit's throttling plugin keeps writes a second apart and requests that notify
   ``JOBS_AT_ONCE`` of its jobs run in this process and its booked writes reach less than
   ``HORIZON`` seconds ahead; else it goes back to the durable queue, due when its turn
   may come, its attempt not counted. So one installation's burst waits in the queue, not
-  in the workers, and another installation's job finds a worker free.
+  in the workers, and another installation's job finds a worker free. A job waiting for
+  its slot lends its worker to another meanwhile (``perfbot.support.lending``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from typing import Final, Protocol, TypeVar
 
 from perfbot.github.errors import GitHubUnavailable, RateLimited, WaitForTurn
 from perfbot.store.base import PaceRecord
+from perfbot.support.lending import lent
 from perfbot.support.metrics import Metrics
 
 T = TypeVar("T")
@@ -330,7 +332,9 @@ class Pacer:
         if metrics is not None:
             metrics.github_waiting.labels(kind).inc()
         try:
-            await self._sleep(delay)
+            # The job's worker slot serves another job meanwhile (``perfbot.support.lending``).
+            async with lent(delay):
+                await self._sleep(delay)
         finally:
             if metrics is not None:
                 metrics.github_waiting.labels(kind).dec()
