@@ -26,14 +26,22 @@ class Setup:
     private_key: str  # the key the fake trusts as the App's
     deliveries: Deliveries  # signed workflow_run deliveries
     warmup: Deliveries  # the same, for PRs of their own
+    settle: Deliveries  # with updates: one more run of each warm-up PR, after the warm-up
     fake_pid: int
 
 
 @contextmanager
 def fake_github(
-    events: int, latency: float, tmp: Path, warmup: int = 0, installations: int = 1
+    events: int,
+    latency: float,
+    tmp: Path,
+    warmup: int = 0,
+    installations: int = 1,
+    *,
+    updates: bool = False,
 ) -> Iterator[Setup]:
-    """bench/fakeserver.py as a process (stopped by its PID), and the setup it wrote."""
+    """bench/fakeserver.py as a process (stopped by its PID), and the setup it wrote;
+    ``updates``: the timed runs update the warm-up PRs' comments (bench/fakeserver.py)."""
     setup_file = tmp / "setup.json"
     process = subprocess.Popen(
         [
@@ -49,6 +57,7 @@ def fake_github(
             str(installations),
             "--out",
             str(setup_file),
+            *(["--updates"] if updates else []),
         ]
     )
     try:
@@ -62,6 +71,7 @@ def fake_github(
             private_key=setup["private_key"],
             deliveries=[(d["body"].encode(), d["headers"]) for d in setup["deliveries"]],
             warmup=[(d["body"].encode(), d["headers"]) for d in setup["warmup"]],
+            settle=[(d["body"].encode(), d["headers"]) for d in setup["settle"]],
             fake_pid=process.pid,
         )
     finally:
@@ -104,13 +114,18 @@ async def post_all(base_urls: list[str], deliveries: Deliveries) -> None:
 
 
 def warm_up(setup: Setup, base_urls: list[str]) -> None:
-    """Deliver the warm-up runs and wait for their comments (nothing is timed)."""
-    if not setup.warmup:
-        return
-    asyncio.run(post_all(base_urls, setup.warmup))
-    with httpx.Client(base_url=setup.api_url, timeout=10) as control:
-        wait_until(
-            lambda: control.get("/__bench/warmed").json()["commented"] == len(setup.warmup),
-            600,
-            "the warm-up comments",
-        )
+    """Deliver the warm-up runs and wait for their comments, then the settling updates
+    and wait for their edits (nothing is timed)."""
+    for deliveries, route, what in (
+        (setup.warmup, "/__bench/warmed", "the warm-up comments"),
+        (setup.settle, "/__bench/settled", "the settling updates"),
+    ):
+        if not deliveries:
+            continue
+        asyncio.run(post_all(base_urls, deliveries))
+        with httpx.Client(base_url=setup.api_url, timeout=10) as control:
+            wait_until(
+                lambda: control.get(route).json()["commented"] == len(deliveries),  # noqa: B023
+                600,
+                what,
+            )

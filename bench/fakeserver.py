@@ -1,10 +1,16 @@
 """A fake GitHub in its own process for the service benchmarks (started by them, not by hand).
 
-It builds N pull requests with one finished measurement run each, writes the signed
-deliveries of those runs to a file, and serves the API, the artifact storage and a small
-control route (``GET /__bench/commented`` → how many of the PRs have perfbot's comment,
-``GET /__bench/warmed`` → the same for the warm-up PRs, ``GET /__bench/calls`` →
+It builds pull requests with finished measurement runs, writes the signed deliveries of
+those runs to a file, and serves the API, the artifact storage and a small control route
+(``GET /__bench/commented`` → how many of the timed runs perfbot has commented on,
+``GET /__bench/warmed`` → how many warm-up PRs have perfbot's comment, ``GET
+/__bench/settled`` → how many of the settling updates landed, ``GET /__bench/calls`` →
 rate-limited API calls so far) on 127.0.0.1.
+
+Two shapes of timed run: by default, N first comments, one on each of N PRs of their own;
+with ``--updates``, N steady-state updates: the warm-up PRs (perfbot's first comment on
+each, then one untimed update so that the comment is settled) measured again, PR ``n mod
+warm-up`` for run n, its comment edited in place.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import re
 import socket
 import sys
 import time
@@ -28,10 +35,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from perfbot.sandbox.fakegithub import rsa_keypair
+from perfbot.sandbox.fakegithub import RecordedRequest, rsa_keypair
 from tests.harness import World
 
 FIRST_PULL = 100
+# A link to a run in perfbot's comment (``.../actions/runs/5001)``).
+_RUN_LINK = re.compile(r"runs/(\d+)\)")
 
 
 def build(worlds: list[World], events: int, first: int = FIRST_PULL) -> list[dict[str, Any]]:
@@ -46,6 +55,28 @@ def build(worlds: list[World], events: int, first: int = FIRST_PULL) -> list[dic
     return deliveries
 
 
+# Run ids of the settling updates and of the timed updates (``--updates``); below them,
+# the first runs of the PRs (5000 + n).
+SETTLE_RUNS = 1_000_000
+UPDATE_RUNS = 2_000_000
+
+
+def build_updates(
+    worlds: list[World], pulls: int, events: int, first_run: int
+) -> list[dict[str, Any]]:
+    """Signed deliveries of ``events`` more runs of PRs ``FIRST_PULL`` .. ``FIRST_PULL +
+    pulls - 1`` (their heads as ``build`` made them): run ``first_run + n`` for PR ``n mod
+    pulls``."""
+    deliveries: list[dict[str, Any]] = []
+    for n in range(events):
+        offset = n % pulls
+        world = worlds[offset % len(worlds)]
+        pull = world.repo.pulls[FIRST_PULL + offset]
+        body, headers = world.delivery(world.measured_run(pull, first_run + n))
+        deliveries.append({"body": body.decode(), "headers": headers})
+    return deliveries
+
+
 def worlds_of(world: World, installations: int) -> list[World]:
     """The world's repository and installation, and ``installations - 1`` more, one
     repository each (GitHub's pace is per installation: many keep it from being measured)."""
@@ -54,15 +85,18 @@ def worlds_of(world: World, installations: int) -> list[World]:
     ]
 
 
-def control_app(worlds: list[World], events: int, warmup: int) -> ASGIApp:
+def control_app(worlds: list[World], events: int, warmup: int, updates: bool) -> ASGIApp:
     world = worlds[0]
     bench_repos = {w.repo.full_name for w in worlds}
-    # The PRs with perfbot's comment, from the comments added since the last poll (the
-    # benchmark polls every 20 ms: looking every PR up on every poll cost the fake more CPU
-    # than answering perfbot). perfbot never deletes its comment, and PR n is in one
-    # repository only.
+    # The PRs with perfbot's comment, from the comments added since the last look, and the
+    # runs perfbot's edits named, from the requests since the last look (the benchmark asks
+    # every 20 ms: looking every PR up each time cost the fake more CPU than answering
+    # perfbot). perfbot never deletes its comment, and PR n is in one repository only.
     commented_pulls: set[int] = set()
     comments_read = 0
+    edited_runs: set[int] = set()
+    requests_read = 0
+    in_flight: list[RecordedRequest] = []  # edits not answered yet when last looked at
 
     def count(first: int, number: int) -> int:
         nonlocal comments_read
@@ -73,9 +107,34 @@ def control_app(worlds: list[World], events: int, warmup: int) -> ASGIApp:
         comments_read = len(comments)
         return sum(1 for n in commented_pulls if first <= n < first + number)
 
+    def edited(first_run: int, number: int) -> int:
+        """How many of runs ``first_run`` .. ``first_run + number - 1`` an edit of a
+        comment named (an edit names its own run, and earlier ones)."""
+        nonlocal requests_read
+        requests = world.fake.requests
+        fresh = [
+            request
+            for request in itertools.islice(requests, requests_read, None)
+            if request.method == "PATCH" and "/issues/comments/" in request.path
+        ]
+        requests_read = len(requests)
+        # A request is recorded on arrival and answered later (its status set then).
+        waiting = in_flight + fresh
+        in_flight[:] = [request for request in waiting if request.status == 0]
+        for request in waiting:
+            if request.status == 200 and isinstance(request.body, dict):
+                text = str(request.body.get("body", ""))
+                edited_runs.update(int(run) for run in _RUN_LINK.findall(text))
+        return sum(1 for run in edited_runs if first_run <= run < first_run + number)
+
+    timed: Callable[[], int] = (
+        (lambda: edited(UPDATE_RUNS, events)) if updates else (lambda: count(FIRST_PULL, events))
+    )
+    warm_first = FIRST_PULL if updates else FIRST_PULL + events
     controls: dict[str, Callable[[], dict[str, int]]] = {
-        "/__bench/commented": lambda: {"commented": count(FIRST_PULL, events)},
-        "/__bench/warmed": lambda: {"commented": count(FIRST_PULL + events, warmup)},
+        "/__bench/commented": lambda: {"commented": timed()},
+        "/__bench/warmed": lambda: {"commented": count(warm_first, warmup)},
+        "/__bench/settled": lambda: {"commented": edited(SETTLE_RUNS, warmup)},
         "/__bench/calls": lambda: {"calls": len(world.fake.rate_limited_calls())},
     }
 
@@ -136,6 +195,11 @@ def main() -> None:
     parser.add_argument(
         "--installations", type=int, default=1, help="installations the PRs are spread over"
     )
+    parser.add_argument(
+        "--updates",
+        action="store_true",
+        help="timed runs update the warm-up PRs' comments (else: first comments on new PRs)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="where to write the setup")
     args = parser.parse_args()
 
@@ -153,11 +217,19 @@ def main() -> None:
     world.fake.api_url, world.fake.storage_url = api_url, storage_url
     world.fake.latency = args.latency
     worlds = worlds_of(world, args.installations)
+    if args.updates:
+        warmup = build(worlds, args.warmup)
+        settle = build_updates(worlds, args.warmup, args.warmup, SETTLE_RUNS)
+        deliveries = build_updates(worlds, args.warmup, args.events, UPDATE_RUNS)
+    else:
+        deliveries = build(worlds, args.events)
+        warmup, settle = build(worlds, args.warmup, first=FIRST_PULL + args.events), []
     setup = {
         "api_url": api_url,
         "private_key": rsa_keypair().private_pem,  # the key this fake trusts
-        "deliveries": build(worlds, args.events),
-        "warmup": build(worlds, args.warmup, first=FIRST_PULL + args.events),
+        "deliveries": deliveries,
+        "warmup": warmup,
+        "settle": settle,
     }
     # Written aside, then renamed: the reader never sees half a file.
     partial = args.out.with_name(args.out.name + ".partial")
@@ -166,7 +238,10 @@ def main() -> None:
     # uvloop, as perfbot serves on (with httptools, 40 % less CPU per request than h11 on
     # asyncio's loop for a bare endpoint: docs/benchmarks.md, bench/ingest.py).
     uvloop.run(
-        serve([control_app(worlds, args.events, args.warmup), world.fake.storage_app], sockets)
+        serve(
+            [control_app(worlds, args.events, args.warmup, args.updates), world.fake.storage_app],
+            sockets,
+        )
     )
 
 
