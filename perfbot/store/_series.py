@@ -22,7 +22,7 @@ from perfbot.store.measurements import (
     RunSeries,
     SeriesKey,
     check_bounds,
-    group_by_commit,
+    grouped_history,
     run_series,
     settings_text,
     storable,
@@ -229,16 +229,11 @@ class MeasurementsSQL(SQLBackend):
             [[storable(k.platform), storable(k.metric), settings_text(k.settings)] for k in unique],
             ensure_ascii=False,
         )
-        per_key: dict[int, list[tuple[str, str, float]]] = {}
         # A report's few series are read where point reads are (SQLite: on the loop's
         # connection, no hop to the thread); a big report's on the store's thread.
         read = self._peek if len(unique) <= LOOP_HISTORY_KEYS else self._fetch
-        for ordinal, sha, samples, recorded_at in await read(sql, params):
-            per_key.setdefault(int(ordinal) - 1, []).append((sha, samples, recorded_at))
-        return {
-            key: group_by_commit(per_key.get(index, ()), max_commits)
-            for index, key in enumerate(unique)
-        }
+        rows = await read(sql, params)
+        return dict(zip(unique, grouped_history(rows, len(unique), max_commits), strict=True))
 
     async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
         if not 1 <= max_runs <= MAX_PULL_RUNS:

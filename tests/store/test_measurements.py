@@ -6,7 +6,9 @@ The migration of a database of the previous version is at the end, for each back
 
 from __future__ import annotations
 
+import math
 import sqlite3
+import struct
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from perfbot.store.measurements import (
     MeasurementRecord,
     RunSeries,
     SeriesKey,
+    samples_from_text,
     settings_from_text,
     settings_text,
 )
@@ -291,6 +294,28 @@ def test_settings_text_is_canonical() -> None:
     assert a == '[["protocol","tcp"],["streams","4"]]'
     assert settings_from_text(a) == (("protocol", "tcp"), ("streams", "4"))
     assert settings_text(()) == "[]"
+
+
+@pytest.mark.parametrize(
+    ("text", "samples"),
+    [
+        ("[941.25,940.5]", (941.25, 940.5)),
+        ("[1, 2]", (1.0, 2.0)),  # ints, spaced: read as floats
+        ("[0.1,5e-324,-0.0,1.7976931348623157e+308]", (0.1, 5e-324, -0.0, 1.7976931348623157e308)),
+        # What Python's json writes and reads, and orjson refuses: read as ever.
+        ("[NaN,Infinity,-Infinity,1e400]", (math.nan, math.inf, -math.inf, math.inf)),
+        ("[123456789012345678901234567890]", (1.2345678901234568e29,)),
+    ],
+)
+def test_every_stored_samples_text_reads_back(text: str, samples: tuple[float, ...]) -> None:
+    read = samples_from_text(text)
+    assert all(type(x) is float for x in read)
+    assert [_bits(x) for x in read] == [_bits(x) for x in samples]
+
+
+def _bits(x: float) -> bytes:
+    """A float exactly (-0.0 is not 0.0), any NaN as one."""
+    return b"nan" if math.isnan(x) else struct.pack("<d", x)
 
 
 # A database of the previous version -----------------------------------------------------
