@@ -3,7 +3,6 @@ backends (``perfbot.store._core``)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -26,6 +25,7 @@ from perfbot.store.measurements import (
     run_series,
     settings_text,
     storable,
+    strings_text,
 )
 
 # Rows deleted per transaction when purging: no write lock (SQLite) or row locks
@@ -225,9 +225,8 @@ class MeasurementsSQL(SQLBackend):
         unique = list(dict.fromkeys(keys))
         if not unique:
             return {}
-        params["keys"] = json.dumps(
-            [[storable(k.platform), storable(k.metric), settings_text(k.settings)] for k in unique],
-            ensure_ascii=False,
+        params["keys"] = strings_text(
+            [[storable(k.platform), storable(k.metric), settings_text(k.settings)] for k in unique]
         )
         # A report's few series are read where point reads are (SQLite: on the loop's
         # connection, no hop to the thread); a big report's on the store's thread.
