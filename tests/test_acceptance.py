@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -273,6 +274,20 @@ def test_a_kept_report_reads_back_as_it_was_and_lays_out_the_same_bytes() -> Non
     assert compose(prepare(again.comparison, again.context)) == compose(prepared)
     # The comment is composed from the prepared report, which reads as ever.
     assert Prepared.load(stored) == prepared
+
+
+@pytest.mark.parametrize("odd", [math.inf, -math.inf, 2**70])
+def test_a_kept_report_with_what_orjson_cannot_write_reads_back_as_it_was(odd: float) -> None:
+    """An infinity (orjson would write null) or an int beyond 64 bits (it refuses one) in
+    the comparison: the report is kept all the same, and reads back as it was."""
+    comparison = judged(DOWN)
+    platform = comparison.platforms[0]
+    metrics = tuple(replace(m, change_pct=odd) if m.name == UDP else m for m in platform.metrics)
+    comparison = replace(comparison, platforms=(replace(platform, metrics=metrics),))
+    prepared = prepare(comparison)
+    assert kept.load(kept.dump(prepared, Kept(comparison, RenderContext()))) == Kept(
+        comparison, RenderContext()
+    )
 
 
 def test_what_is_not_a_kept_report_reads_as_none() -> None:

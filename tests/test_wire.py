@@ -147,6 +147,55 @@ async def test_the_pools_follow_no_redirect_bound_a_body_and_undo_gzip() -> None
     assert counted(metrics) == {("GET", "302"): 1.0, ("GET", "200"): 3.0}
 
 
+async def test_the_pools_send_exactly_the_calls_headers_in_their_order() -> None:
+    """What aiohttp adds (a Host, a body's length and type) and nothing of its defaults
+    (User-Agent, Accept, Accept-Encoding), whichever of them a call names itself."""
+    seen: list[list[tuple[str, str]]] = []
+
+    async def echo(request: web.Request) -> web.Response:
+        seen.append([(k.decode(), v.decode()) for k, v in request.raw_headers])
+        return web.Response(body=b"{}")
+
+    api = {
+        "User-Agent": "GitHubKit/Python",
+        "Accept": "application/vnd.github+json",
+        "Accept-Encoding": "gzip, deflate",
+        "Authorization": "token t",
+    }
+    lower = {name.lower(): value for name, value in api.items()}  # as httpx's edge names them
+    sent = [
+        ("GET", {"User-Agent": "perfbot"}, None),  # the storage's download
+        ("GET", api, None),
+        ("POST", {**api, "Content-Type": "application/json"}, b'{"a":1}'),
+        ("PATCH", {"User-Agent": "u", "Accept": "*/*"}, b"x"),
+        ("GET", lower, None),
+        ("GET", {}, None),
+    ]
+    routes = [web.get("/x", echo), web.post("/x", echo), web.patch("/x", echo)]
+    async with serving(routes) as base:
+        pools = Metered(Pools(4), None)
+        try:
+            for method, headers, body in sent:
+                await pools.send(Call(method, f"{base}/x", "/x", CIMultiDict(headers), body))
+        finally:
+            await pools.close()
+    host = ("Host", base.removeprefix("http://"))
+    assert seen == [
+        [host, ("User-Agent", "perfbot")],
+        [host, *api.items()],
+        [host, *api.items(), ("Content-Type", "application/json"), ("Content-Length", "7")],
+        [
+            host,
+            ("User-Agent", "u"),
+            ("Accept", "*/*"),
+            ("Content-Length", "1"),
+            ("Content-Type", "application/octet-stream"),
+        ],
+        [host, *lower.items()],
+        [host],
+    ]
+
+
 async def test_an_artifact_past_its_limit_is_refused_and_storage_sees_no_credential() -> None:
     seen: list[CIMultiDict[str]] = []
 

@@ -3,7 +3,6 @@ backends (``perfbot.store._core``)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -22,10 +21,11 @@ from perfbot.store.measurements import (
     RunSeries,
     SeriesKey,
     check_bounds,
-    group_by_commit,
+    grouped_history,
     run_series,
     settings_text,
     storable,
+    strings_text,
 )
 
 # Rows deleted per transaction when purging: no write lock (SQLite) or row locks
@@ -225,20 +225,14 @@ class MeasurementsSQL(SQLBackend):
         unique = list(dict.fromkeys(keys))
         if not unique:
             return {}
-        params["keys"] = json.dumps(
-            [[storable(k.platform), storable(k.metric), settings_text(k.settings)] for k in unique],
-            ensure_ascii=False,
+        params["keys"] = strings_text(
+            [[storable(k.platform), storable(k.metric), settings_text(k.settings)] for k in unique]
         )
-        per_key: dict[int, list[tuple[str, str, float]]] = {}
         # A report's few series are read where point reads are (SQLite: on the loop's
         # connection, no hop to the thread); a big report's on the store's thread.
         read = self._peek if len(unique) <= LOOP_HISTORY_KEYS else self._fetch
-        for ordinal, sha, samples, recorded_at in await read(sql, params):
-            per_key.setdefault(int(ordinal) - 1, []).append((sha, samples, recorded_at))
-        return {
-            key: group_by_commit(per_key.get(index, ()), max_commits)
-            for index, key in enumerate(unique)
-        }
+        rows = await read(sql, params)
+        return dict(zip(unique, grouped_history(rows, len(unique), max_commits), strict=True))
 
     async def pull_runs(self, repo_id: int, pr_number: int, *, max_runs: int) -> list[PullRun]:
         if not 1 <= max_runs <= MAX_PULL_RUNS:

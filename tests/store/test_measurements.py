@@ -6,7 +6,10 @@ The migration of a database of the previous version is at the end, for each back
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
+import struct
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +26,8 @@ from perfbot.store.measurements import (
     MeasurementRecord,
     RunSeries,
     SeriesKey,
+    samples_from_text,
+    samples_text,
     settings_from_text,
     settings_text,
 )
@@ -291,6 +296,66 @@ def test_settings_text_is_canonical() -> None:
     assert a == '[["protocol","tcp"],["streams","4"]]'
     assert settings_from_text(a) == (("protocol", "tcp"), ("streams", "4"))
     assert settings_text(()) == "[]"
+
+
+# Names and values a fingerprint may hold: every class of character JSON escapes or not.
+TRICKY = (
+    "",
+    "a b",
+    '"',
+    "\\",
+    "\x00\x01\x1f\x7f",
+    "\n\r\t\b\f",
+    "é",
+    "日本",
+    "\u2028\u2029",
+    "😀",
+    "\ud800",
+)
+
+
+def test_settings_text_stays_the_text_the_store_matches() -> None:
+    """The store matches a fingerprint by its text: it is json's, character for character,
+    whatever the names and values hold (a lone surrogate included)."""
+    for name in TRICKY:
+        for value in TRICKY:
+            settings = ((name, value), ("z", name + value), (f"{name}1", "4"))
+            pairs = sorted([str(n), str(v)] for n, v in settings)
+            expected = json.dumps(pairs, separators=(",", ":"), ensure_ascii=False)
+            assert settings_text(settings) == expected
+            if "\ud800" not in name + value:  # what the store can hold
+                assert settings_from_text(expected) == tuple(map(tuple, pairs))
+
+
+def test_samples_text_reads_back_exactly() -> None:
+    samples = (941.25, 1e-7, -4.9305051314766004e-05, 1e22, 5e-324, -0.0, 3)
+    text = samples_text(samples)
+    assert [_bits(x) for x in samples_from_text(text)] == [_bits(float(x)) for x in samples]
+    assert json.loads(text) == [float(x) for x in samples]  # as an older perfbot reads it
+    # Never a null: what is not finite is written as json writes it.
+    assert samples_text((1.0, math.nan, math.inf, -math.inf)) == "[1.0,NaN,Infinity,-Infinity]"
+
+
+@pytest.mark.parametrize(
+    ("text", "samples"),
+    [
+        ("[941.25,940.5]", (941.25, 940.5)),
+        ("[1, 2]", (1.0, 2.0)),  # ints, spaced: read as floats
+        ("[0.1,5e-324,-0.0,1.7976931348623157e+308]", (0.1, 5e-324, -0.0, 1.7976931348623157e308)),
+        # What Python's json writes and reads, and orjson refuses: read as ever.
+        ("[NaN,Infinity,-Infinity,1e400]", (math.nan, math.inf, -math.inf, math.inf)),
+        ("[123456789012345678901234567890]", (1.2345678901234568e29,)),
+    ],
+)
+def test_every_stored_samples_text_reads_back(text: str, samples: tuple[float, ...]) -> None:
+    read = samples_from_text(text)
+    assert all(type(x) is float for x in read)
+    assert [_bits(x) for x in read] == [_bits(x) for x in samples]
+
+
+def _bits(x: float) -> bytes:
+    """A float exactly (-0.0 is not 0.0), any NaN as one."""
+    return b"nan" if math.isnan(x) else struct.pack("<d", x)
 
 
 # A database of the previous version -----------------------------------------------------

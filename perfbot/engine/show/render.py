@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
 
+import orjson
+
 from perfbot.engine.judge import acceptance
 from perfbot.engine.judge.compare import Comparison, Policy
 from perfbot.engine.judge.notices import Notice
@@ -141,6 +143,16 @@ class Live:
     rerun_by: str | None = None  # the login that asked for a re-run
 
 
+def document_text(document: dict[str, object]) -> str:
+    """A stored report's document (strings, lists of them, ints) as compact JSON, by
+    orjson: it escapes every character as ``json.dumps(..., ensure_ascii=False)`` does,
+    in a tenth of its time. What it refuses (a lone surrogate) is written by json."""
+    try:
+        return orjson.dumps(document).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(document, ensure_ascii=False)
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """A report laid out once: everything of the body but the live notices (markdown)."""
@@ -152,7 +164,7 @@ class Prepared:
 
     def dump(self) -> str:
         """The prepared report as the App stores it, for ``load``."""
-        return json.dumps(self.document(), ensure_ascii=False)
+        return document_text(self.document())
 
     def document(self) -> dict[str, object]:
         """What ``dump`` writes, before it is JSON (``kept.dump`` adds to it)."""
