@@ -507,7 +507,8 @@ def test_a_job_waiting_for_its_write_slot_lends_its_worker_to_another(
         run_until(Quiet(clock, database))
         for _, headers in deliveries:
             assert_done(client.database, headers["X-GitHub-Delivery"])
-    assert shows(first, 1, 1001) and shows(second, 1, 5001)
+    assert shows(first, 1, 1001)
+    assert shows(second, 1, 5001)
     each = [writes_of(first, 1), writes_of(second, 2)]
     assert [len(writes) for writes in each] == [2, 2]  # a comment and a check run each
     for writes in each:

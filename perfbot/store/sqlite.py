@@ -65,6 +65,20 @@ _CLAIM: Final = SQL(
 )
 
 
+# Whether a claim may find a job at all: a read, so that a worker with nothing to do takes
+# no write lock (an idle process asks twice a second, and a woken one after every job).
+# Wider than _CLAIM (it ignores the serial keys' locks): it never hides a job _CLAIM finds.
+_ANY_DUE: Final = SQL(
+    """
+    SELECT 1 WHERE EXISTS (
+        SELECT 1 FROM jobs WHERE status = 'queued' AND due_at <= :now
+    ) OR EXISTS (
+        SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < :now
+    )
+    """
+)
+
+
 class SQLiteStore(SQLStore):
     """``Store`` on a SQLite file (or ``":memory:"``).
 
@@ -193,6 +207,10 @@ class SQLiteStore(SQLStore):
 
     async def claim(self, owner: str, lease_seconds: float, now: float) -> Job | None:
         params = {"now": now, "owner": owner, "until": now + lease_seconds}
+        if not self._closed:
+            due = _ANY_DUE.compiled("sqlite")
+            if self._deliveries.peek(due.text, due.bind(params)) == []:
+                return None  # nothing to claim (None: the probe could not run on the loop)
         # One short write that walks an index: on the loop's connection when the write lock
         # is free at once, else on the thread, which waits its turn.
         statement = _CLAIM.compiled("sqlite")

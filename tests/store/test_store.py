@@ -989,3 +989,23 @@ async def test_without_github_s_time_the_later_arrival_wins(store: Store) -> Non
     assert not await store.set_suspended(7, False, NOW + 1)
     assert await store.set_suspended(7, True, NOW + 2)
     assert await store.is_suspended(7)
+
+
+async def test_a_claim_with_nothing_due_takes_no_write_lock(tmp_path: Path) -> None:
+    # An idle worker asks twice a second: a read answers it, never SQLite's write lock.
+    path = str(tmp_path / "perfbot.db")
+    store = SQLiteStore(path)
+    await store.setup()
+    await enqueue(store, "later", now=NOW + 60)  # queued, but not due yet
+    other_process = sqlite3.connect(path, isolation_level=None)
+    try:
+        other_process.execute("BEGIN IMMEDIATE")  # hold the write lock throughout
+        # Were it a write, it would wait out the busy timeout and fail: "database is locked".
+        assert await within(store.claim("w", LEASE, NOW), 30) is None
+        other_process.execute("COMMIT")
+        claimed = await store.claim("w", LEASE, NOW + 61)  # once due, it is claimed
+        assert claimed is not None
+        assert claimed.delivery_id == "later"
+    finally:
+        other_process.close()
+        await store.close()
