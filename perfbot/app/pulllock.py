@@ -10,6 +10,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from perfbot.app.context import JobContext
 from perfbot.errors import PerfbotError
 from perfbot.support.keepalive import Lost, kept
+from perfbot.support.lending import lent
 
 # A PR's lock is refreshed while held, so it can be short: when its process dies, the
 # PR waits at most this long for the next job.
@@ -45,12 +46,16 @@ async def _held(ctx: JobContext, key: str, what: str) -> AsyncIterator[None]:
     store, now = ctx.store, ctx.now
     # ``worker`` names this claim of the job, so a stale run never shares the lock.
     owner = f"{ctx.worker}:{ctx.delivery_id}"
-    waited = 0.0
-    while not await store.try_lock(key, owner, LOCK_TTL_SECONDS, now()):
-        if waited >= LOCK_WAIT_SECONDS:
-            raise PullLocked(f"{what} is being updated by another job")
-        await asyncio.sleep(0.05)
-        waited += 0.05
+    if not await store.try_lock(key, owner, LOCK_TTL_SECONDS, now()):
+        # Only waiting: the job's worker slot serves another job meanwhile. The holder may
+        # have lent its own while it waits for a write slot, and need one back to go on.
+        async with lent(LOCK_WAIT_SECONDS):
+            waited = 0.0
+            while not await store.try_lock(key, owner, LOCK_TTL_SECONDS, now()):
+                if waited >= LOCK_WAIT_SECONDS:
+                    raise PullLocked(f"{what} is being updated by another job")
+                await asyncio.sleep(0.05)
+                waited += 0.05
     lock = kept(
         lambda: store.try_lock(key, owner, LOCK_TTL_SECONDS, now()),
         every=LOCK_REFRESH_SECONDS,

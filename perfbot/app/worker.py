@@ -139,6 +139,9 @@ class Worker:
         (``_LendableSlot``) could not take it back."""
         while not self._stopping.is_set():
             await self._slots.acquire()
+            if self._stopping.is_set():  # stopped while it waited for the slot
+                self._slots.release()
+                break
             # Cleared before the claim, so an enqueue during the claim is not missed.
             self._wake.clear()
             try:

@@ -31,6 +31,7 @@ octokit's throttling plugin keeps writes a second apart and requests that notify
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -323,8 +324,10 @@ class Pacer:
                     return at
         raise GitHubUnavailable(f"{key}: no write slot could be booked (contention)")
 
-    async def _wait(self, key: str, at: float, kind: str) -> bool:
-        """Wait for the slot ``at``; whether there was anything to wait for."""
+    async def _wait(self, key: str, at: float, kind: str, *, lend: bool = True) -> bool:
+        """Wait for the slot ``at``; whether there was anything to wait for. ``lend``: the
+        job's worker slot serves another job meanwhile (never while a lock is held that
+        such a job may wait for, holding the slot the waiter needs back)."""
         delay = at - self._clock()
         if delay <= 0:
             return False
@@ -333,7 +336,7 @@ class Pacer:
             metrics.github_waiting.labels(kind).inc()
         try:
             # The job's worker slot serves another job meanwhile (``perfbot.support.lending``).
-            async with lent(delay):
+            async with lent(delay) if lend else contextlib.nullcontext():
                 await self._sleep(delay)
         finally:
             if metrics is not None:
@@ -356,7 +359,9 @@ class Pacer:
                 start = turn.answered + self.interval
                 if notify:
                     start = max(start, turn.notified + self.interval * NOTIFY_FACTOR)
-                await self._wait(key, start, "notify" if notify else "write")
+                # Not lent: the key's other jobs wait for this lock holding their slots,
+                # and with every slot so held this one could never take its own back.
+                await self._wait(key, start, "notify" if notify else "write", lend=False)
                 try:
                     yield
                 finally:
