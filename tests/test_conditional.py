@@ -6,11 +6,13 @@ PR without comments is posted without listing them. The fake answers as GitHub d
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-from perfbot.github.conditional import ENTRY_OVERHEAD, Validators
+from perfbot.github.conditional import ENTRY_OVERHEAD, Validators, conditional_read, kept_size
 from perfbot.sandbox.fakegithub import RecordedRequest
 from tests.harness import World, in_process_service, wait_idle, wait_until
 
@@ -135,3 +137,48 @@ async def test_the_configuration_and_an_issue_read_again_are_304s() -> None:
     issues = [r.status for r in reads if r.path.endswith(f"/issues/{issue.number}")]
     assert (files, issues) == ([200, 304, 200], [200, 304])
     assert not [r for r in world.fake.rate_limited_calls() if r.status == 304]
+
+
+async def test_what_is_kept_counts_as_the_value_not_as_githubs_answer() -> None:
+    # A PR's answer is some 15 KB of JSON, the value kept a few fields. Counted at the
+    # answer's size, this budget would hold one PR of the ten and every read would be in
+    # full, a round robin through the LRU; counted at the value's, all ten are 304s.
+    @dataclass(frozen=True)
+    class Answer:
+        status_code: int
+        headers: dict[str, str]
+        content: bytes
+
+    @dataclass(frozen=True)
+    class Pull:
+        number: int
+        head_sha: str
+
+    validators = Validators(max_bytes=10 * (ENTRY_OVERHEAD + 1000))
+    sent: list[dict[str, str]] = []
+
+    async def call(method: str, send: Callable[[], Awaitable[Answer]]) -> Answer:
+        return await send()
+
+    def read(number: int) -> Awaitable[Pull | None]:
+        async def send(headers: dict[str, str]) -> Answer:
+            sent.append(headers)
+            if headers.get("If-None-Match") == f'"{number}"':
+                return Answer(304, {}, b"")
+            return Answer(200, {"etag": f'"{number}"'}, b"x" * 15_000)
+
+        return conditional_read(
+            validators,
+            ("pull", number),
+            call=call,
+            send=send,
+            convert=lambda _answer: Pull(number, HEAD),
+            gone=(404,),
+        )
+
+    first = [await read(n) for n in range(10)]
+    again = [await read(n) for n in range(10)]
+    assert again == first == [Pull(n, HEAD) for n in range(10)]
+    assert [bool(headers) for headers in sent] == [False] * 10 + [True] * 10
+    assert 0 < kept_size(first[0]) < 1000
+    assert kept_size("threshold: 3\n") == len("threshold: 3\n")
