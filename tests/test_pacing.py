@@ -461,6 +461,23 @@ def run_until(quiet: Quiet, done: Iterator[bool] | None = None, *, limit: int = 
     raise AssertionError(f"still busy after {limit} jumps")
 
 
+def run_to_the_end(
+    world: World,
+    database: Path,
+    clock: VirtualClock,
+    deliveries: list[tuple[bytes, dict[str, str]]],
+    env: dict[str, str] = PACED,
+) -> None:
+    """A service on ``clock`` takes ``deliveries`` and runs until nothing is left to do;
+    every delivery ends DONE."""
+    with in_process_service_on(world, database, clock.now, clock.sleep, env) as client:
+        for body, headers in deliveries:
+            assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        run_until(Quiet(clock, database))
+        for _, headers in deliveries:
+            assert_done(client.database, headers["X-GitHub-Delivery"])
+
+
 def test_a_burst_in_one_installation_is_paced_and_another_is_not_held_back(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
@@ -500,13 +517,7 @@ def test_a_job_waiting_for_its_write_slot_lends_its_worker_to_another(
     second = first.another(2, "globex/gadget", 600)
     database = tmp_path / "perfbot.db"
     deliveries = [*updates(first, range(1, 2), 1000), *updates(second, range(1, 2), 5000)]
-    env = {**PACED, "PERFBOT_WORKERS": "1"}
-    with in_process_service_on(first, database, clock.now, clock.sleep, env) as client:
-        for body, headers in deliveries:
-            assert client.post("/webhook", content=body, headers=headers).status_code == 202
-        run_until(Quiet(clock, database))
-        for _, headers in deliveries:
-            assert_done(client.database, headers["X-GitHub-Delivery"])
+    run_to_the_end(first, database, clock, deliveries, {**PACED, "PERFBOT_WORKERS": "1"})
     assert shows(first, 1, 1001)
     assert shows(second, 1, 5001)
     each = [writes_of(first, 1), writes_of(second, 2)]
@@ -522,13 +533,7 @@ def five_updates_past_a_limit(
     """Five PRs' updates of one installation, run to the end past the rate limit the test
     set on the fake: every delivery DONE, every comment showing its run; (the
     installation's writes, those sent after the refused one)."""
-    deliveries = updates(world, range(1, 6), first_run)
-    with in_process_service_on(world, database, clock.now, clock.sleep, PACED) as client:
-        for body, headers in deliveries:
-            assert client.post("/webhook", content=body, headers=headers).status_code == 202
-        run_until(Quiet(clock, database))
-        for _, headers in deliveries:
-            assert_done(client.database, headers["X-GitHub-Delivery"])
+    run_to_the_end(world, database, clock, updates(world, range(1, 6), first_run))
     assert all(shows(world, number, first_run + number) for number in range(1, 6))
     writes = writes_of(world, 1)
     (refused,) = [w for w in writes if w.status == 403]
