@@ -137,14 +137,7 @@ async def test_a_booking_starts_from_the_record_it_wrote_and_rereads_it_once_cha
         sent.append(clock.now())
 
     async def write(pacer: Pacer) -> None:
-        task = asyncio.ensure_future(pacer.write(key, False, send))
-        for _ in range(100):
-            await asyncio.sleep(0)
-            if task.done():
-                break
-            if (deadline := clock.next_deadline()) is not None:
-                clock.jump_to(deadline)
-        await task
+        await _settled(clock, asyncio.ensure_future(pacer.write(key, False, send)))
 
     for _ in range(3):
         await write(ours)
@@ -194,14 +187,7 @@ async def test_reads_are_spaced_out_once_the_rate_limit_runs_low() -> None:
             times.append(clock.now())
             return Answer(headers)
 
-        task = asyncio.ensure_future(pacer.read("installation:1", send))
-        for _ in range(100):
-            await asyncio.sleep(0)
-            if task.done():
-                break
-            if (deadline := clock.next_deadline()) is not None:
-                clock.jump_to(deadline)
-        await task
+        await _settled(clock, asyncio.ensure_future(pacer.read("installation:1", send)))
 
     for _ in range(3):
         await read(plenty)
