@@ -31,6 +31,7 @@ from perfbot.store.measurements import (
     settings_from_text,
     settings_text,
 )
+from tests.store.helpers import pg_migrate_to
 
 NOW = 1_000_000.0
 REPO = 500
@@ -394,14 +395,7 @@ async def test_a_version_7_sqlite_database_gains_the_measurements(tmp_path: Path
 async def test_a_version_7_postgresql_database_gains_the_measurements(pg_url: str) -> None:
     conn = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
     async with conn, conn.transaction():
-        await conn.execute(
-            "CREATE TABLE schema_version"
-            " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
-        )
-        for number, statements in enumerate(PG_MIGRATIONS[:7], start=1):
-            for statement in statements:
-                await conn.execute(statement)
-            await conn.execute("INSERT INTO schema_version VALUES (%s, 0)", (number,))
+        await pg_migrate_to(conn, 7)
         await conn.execute(
             "INSERT INTO pulls (repo_id, number, updated_at) VALUES (%s, 3, %s)", (REPO, NOW)
         )

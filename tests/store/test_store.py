@@ -26,11 +26,11 @@ from perfbot.store import (
     open_store,
 )
 from perfbot.store import _group_commit as group_commit
-from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, SchemaTooNew
+from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
 from perfbot.store.base import SweepRecord
 from tests.deadline import within
 from tests.store.conftest import Connect
-from tests.store.helpers import job_status
+from tests.store.helpers import job_status, pg_migrate_to
 
 NOW = 1_000.0
 LEASE = 60.0
@@ -636,14 +636,7 @@ async def test_a_suspension_recorded_before_version_7_is_kept_on_postgresql(
 ) -> None:
     conn = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
     async with conn, conn.transaction():
-        await conn.execute(
-            "CREATE TABLE schema_version"
-            " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
-        )
-        for number, statements in enumerate(PG_MIGRATIONS[:6], start=1):
-            for statement in statements:
-                await conn.execute(statement)
-            await conn.execute("INSERT INTO schema_version VALUES (%s, 0)", (number,))
+        await pg_migrate_to(conn, 6)
         await conn.execute("INSERT INTO suspended_installations (id, since) VALUES (7, %s)", (NOW,))
     store = PostgresStore(pg_url)
     await store.setup()
@@ -738,14 +731,7 @@ def _indexes(path: str) -> set[tuple[str, str]]:
 async def test_a_job_recorded_before_version_13_is_found_on_postgresql(pg_url: str) -> None:
     conn = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
     async with conn, conn.transaction():
-        await conn.execute(
-            "CREATE TABLE schema_version"
-            " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
-        )
-        for number, statements in enumerate(PG_MIGRATIONS[:12], start=1):
-            for statement in statements:
-                await conn.execute(statement)
-            await conn.execute("INSERT INTO schema_version VALUES (%s, 0)", (number,))
+        await pg_migrate_to(conn, 12)
         for statement in _BEFORE_13:
             await conn.execute(statement)
     assert await _outcomes_after_13(PostgresStore(pg_url)) == _OUTCOMES_AFTER_13
