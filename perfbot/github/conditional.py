@@ -12,11 +12,10 @@ full every time, a round robin through the LRU (bench/service.py, 600 installati
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Final, Generic, TypeVar, cast
 
 from perfbot.github.errors import GitHubError
@@ -108,8 +107,8 @@ def kept_size(value: object) -> int:
     fields' (each counted shallowly: a PR's labels tuple, not each label)."""
     if isinstance(value, str | bytes):
         return len(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if is_dataclass(value) and not isinstance(value, type):
         return sys.getsizeof(value) + sum(
-            sys.getsizeof(getattr(value, field.name)) for field in dataclasses.fields(value)
+            sys.getsizeof(getattr(value, field.name)) for field in fields(value)
         )
     return sys.getsizeof(value)
