@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
+from perfbot.app.worker import IDLE_POLL_SECONDS, IN_HAND_PER_WORKER
 from perfbot.engine.show.render import MARKER
 from perfbot.github.errors import RateLimited, WaitForTurn
 from perfbot.github.pacing import (
@@ -511,6 +513,36 @@ def test_a_job_waiting_for_its_write_slot_lends_its_worker_to_another(
     for writes in each:
         assert writes[1].at - writes[0].at >= SECONDS_APART
     assert max(w[0].at for w in each) < min(w[1].at for w in each)
+
+
+def test_a_process_holds_at_most_four_jobs_a_worker_while_they_wait(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    # One worker, six installations' updates, each check run 30 s behind its comment:
+    # lending lets the one worker take up more jobs meanwhile, four at most (each holds
+    # its reports in memory); the other two wait in the queue, and all six land.
+    first = World.create()
+    first.fake.now = clock.datetime
+    worlds = [first] + [first.another(i, f"org{i}/gadget", 600 + i) for i in range(2, 7)]
+    database = tmp_path / "perfbot.db"
+    deliveries = [d for n, w in enumerate(worlds) for d in updates(w, range(1, 2), 1000 * n)]
+    quiet = Quiet(clock, database)
+    env = {**PACED, "PERFBOT_WRITE_PACE_SECONDS": "30", "PERFBOT_WORKERS": "1"}
+    with in_process_service_on(first, database, clock.now, clock.sleep, env) as client:
+        for body, headers in deliveries:
+            assert client.post("/webhook", content=body, headers=headers).status_code == 202
+        wait_until(lambda: clock.asleep >= IN_HAND_PER_WORKER, 60, "four jobs asleep")
+        # Past the dispatcher's idle poll: had it room, it would have claimed a fifth.
+        time.sleep(2 * IDLE_POLL_SECONDS)
+        held = (quiet.jobs()[0], clock.asleep)
+        deadline = clock.next_deadline()
+        assert deadline is not None
+        clock.jump_to(deadline)
+        run_until(quiet)
+        for _, headers in deliveries:
+            assert_done(client.database, headers["X-GitHub-Delivery"])
+    assert held == (IN_HAND_PER_WORKER, IN_HAND_PER_WORKER)
+    assert all(shows(w, 1, 1000 * n + 1) for n, w in enumerate(worlds))
 
 
 def five_updates_past_a_limit(

@@ -81,7 +81,8 @@ class Quiet:
     clock: VirtualClock
     database: Path
 
-    def _jobs(self) -> tuple[int, float | None]:
+    def jobs(self) -> tuple[int, float | None]:
+        """(jobs running, the earliest due time of a queued one)."""
         with closing(sqlite3.connect(f"file:{self.database}?mode=ro", uri=True)) as conn:
             (running,) = conn.execute(
                 "SELECT COUNT(*) FROM jobs WHERE status = 'running'"
@@ -90,7 +91,7 @@ class Quiet:
         return int(running), None if due is None else float(due)
 
     def __call__(self) -> bool:
-        running, due = self._jobs()
+        running, due = self.jobs()
         asleep = self.clock.asleep
         return running == asleep and (due is None or due > self.clock.now())
 
@@ -104,6 +105,6 @@ class Quiet:
 
     def next_moment(self) -> float | None:
         """The earliest moment something is waiting for: a sleeper's or a queued job's."""
-        _, due = self._jobs()
+        _, due = self.jobs()
         moments = [m for m in (self.clock.next_deadline(), due) if m is not None]
         return min(moments, default=None)
