@@ -626,6 +626,63 @@ def test_net_perf_says_why_a_push_was_not_measured(tmp_path: Path) -> None:
     ]
 
 
+# What iperf3 3.12 prints with -J when nothing listens (and it exits 0).
+REFUSED_JSON = (
+    '{"start": {"connected": [], "version": "iperf 3.12", "system_info": "Linux"},'
+    ' "intervals": [], "end": {}, "error": "unable to connect to server: Connection refused"}'
+)
+
+
+@pytest.mark.parametrize(("refusals", "tries", "measured"), [(1, 2, True), (9, 3, False)])
+def test_iperf3_tries_a_refused_client_again(
+    tmp_path: Path, refusals: int, tries: int, measured: bool
+) -> None:
+    """A server between two clients refuses for a moment: that run is tried again, twice
+    at most; a server that stays down is reported with iperf3's own error."""
+    env = job_env(IPERF3)
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
+    bin_dir.mkdir()
+    # A stand-in iperf3 refused for its first `refusals` calls, then a real -J output.
+    (bin_dir / "iperf3").write_text(
+        f'#!/bin/sh\necho call >> "{calls}"\n'
+        f'if [ "$(wc -l < "{calls}")" -le {refusals} ]; then\n'
+        f"  echo '{REFUSED_JSON}'; exit 0\nfi\n"
+        f'cat "{REAL_IPERF3_JSON}"\n'
+    )
+    (bin_dir / "iperf3").chmod(0o755)
+    variables = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "TARGET": HOST,
+        "PORT": "5201",
+        "PLATFORM": "lab",
+        "DEPLOY": env["DEPLOY"],
+        "CASES": "tcp_rx",
+        "RUNS": "1",
+        "DURATION": "1",
+        "OMIT": "0",
+        "EVENT_NAME": "push",
+    }
+    result = run_step(step_named(IPERF3, "Measure base and head")["run"], tmp_path, variables)
+    assert result.returncode == 0, result.stderr
+    assert len(calls.read_text().split()) == tries
+    report = tmp_path / "perf-report"
+    files = [
+        ReportFile(path.relative_to(report).as_posix(), path.read_bytes())
+        for path in sorted(report.rglob("*"))
+        if path.is_file()
+    ]
+    side, _ = single_side(files)
+    assert side is not None
+    if measured:
+        assert not side.failures
+        assert ("lab", "tcp_rx.receiver_mbps") in side.series
+    else:
+        assert not side.series
+        assert [f.reason for f in side.failures] == [
+            "iperf3 reported an error: unable to connect to server: Connection refused"
+        ]
+
+
 def test_iperf3_measures_a_push_alone_runs_times(tmp_path: Path) -> None:
     env = job_env(IPERF3)
     bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
