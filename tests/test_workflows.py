@@ -579,6 +579,15 @@ def test_the_job_summary_is_skipped_without_a_pinned_perfbot(
 # --- pushes to the default branch (issue 15 item 2) ------------------------------------------
 
 
+def push_report_files(report: Path) -> list[ReportFile]:
+    """A push run's perf-report directory as the App reads its artifact."""
+    return [
+        ReportFile(path.relative_to(report).as_posix(), path.read_bytes())
+        for path in sorted(report.rglob("*"))
+        if path.is_file()
+    ]
+
+
 def test_net_perf_lays_out_head_alone_for_a_push(tmp_path: Path) -> None:
     run_dir = tmp_path / "twister-out" / "head" / "qemu_x86" / "qemu_x86_atom" / "zperf"
     run_dir.mkdir(parents=True)
@@ -593,12 +602,7 @@ def test_net_perf_lays_out_head_alone_for_a_push(tmp_path: Path) -> None:
         "head/qemu_x86_64/zperf.json",
     ]
     # As the App reads a push run's artifact: head/ alone, one run.
-    files = [
-        ReportFile(path.relative_to(report).as_posix(), path.read_bytes())
-        for path in sorted(report.rglob("*"))
-        if path.is_file()
-    ]
-    side, note = single_side(files)
+    side, note = single_side(push_report_files(report))
     assert side is not None
     assert note == ""
     assert ("qemu_x86", "tcp4_mbps") in side.series
@@ -666,12 +670,7 @@ def test_iperf3_tries_a_refused_client_again(
     assert result.returncode == 0, result.stderr
     assert len(calls.read_text().split()) == tries
     report = tmp_path / "perf-report"
-    files = [
-        ReportFile(path.relative_to(report).as_posix(), path.read_bytes())
-        for path in sorted(report.rglob("*"))
-        if path.is_file()
-    ]
-    side, _ = single_side(files)
+    side, _ = single_side(push_report_files(report))
     assert side is not None
     if measured:
         assert not side.failures
@@ -728,12 +727,7 @@ def test_iperf3_measures_a_push_alone_runs_times(tmp_path: Path) -> None:
     )
     assert again.returncode == 0, again.stderr
     assert [p.name for p in report.iterdir()] == ["head"]
-    files = [
-        ReportFile(path.relative_to(report).as_posix(), path.read_bytes())
-        for path in sorted(report.rglob("*"))
-        if path.is_file()
-    ]
-    side, _ = single_side(files)
+    side, _ = single_side(push_report_files(report))
     assert side is not None
     assert not side.failures
     assert {len(series.samples) for series in side.series.values()} == {runs}
