@@ -9,6 +9,10 @@
     rounds on the same processes, the PRs spread over many installations (GitHub's pace,
     one write a second per installation and a notifying one every three, is kept as in
     production, and is not what is measured); each process's RSS at the end.
+  * SQLite writes per event, as perfbot's /metrics counts them
+    (perfbot_sqlite_loop_writes_total): the small writes tried on the event loop's
+    connection, and the share that met another process's write lock and waited on the
+    store's thread (with one process, none should).
   * REST calls per event, as counted by the fake (calls that count against the
     installation's rate limit; the token exchange and a 304 to a conditional read do
     not): a first comment on a cold repository, a first comment once the configuration is
@@ -64,6 +68,8 @@ class Round:
     rate: float  # events per second
     cpu: float  # perfbot's CPU seconds per event, ingest included
     fake_cpu: float  # the fake GitHub's
+    writes: float  # small SQLite writes per event on the loop's connection
+    held: float  # the share of them that met another connection's write lock
 
 
 def events_per_second(
@@ -104,6 +110,7 @@ def events_per_second(
             warm_up(setup, [str(bot.client.base_url)])
             for number in range(rounds):
                 batch = setup.deliveries[number * events : (number + 1) * events]
+                writes_before = _sqlite_writes(bot.client)
                 cpu_before = _cpu_seconds(bot.process.pid)
                 fake_cpu_before = _cpu_seconds(setup.fake_pid)
                 start = time.perf_counter()
@@ -122,9 +129,32 @@ def events_per_second(
                 elapsed = time.perf_counter() - start
                 cpu = _cpu_seconds(bot.process.pid) - cpu_before
                 fake_cpu = _cpu_seconds(setup.fake_pid) - fake_cpu_before
-                results.append(Round(events / elapsed, cpu / events, fake_cpu / events))
+                at_once, held = (
+                    after - before
+                    for after, before in zip(_sqlite_writes(bot.client), writes_before, strict=True)
+                )
+                results.append(
+                    Round(
+                        events / elapsed,
+                        cpu / events,
+                        fake_cpu / events,
+                        (at_once + held) / events,
+                        held / max(at_once + held, 1),
+                    )
+                )
             rss = _rss_kib(bot.process.pid)
     return results, rss
+
+
+def _sqlite_writes(client: httpx.Client) -> tuple[float, float]:
+    """perfbot_sqlite_loop_writes_total of every serving process: (at_once, lock_held)."""
+    found = {"at_once": 0.0, "lock_held": 0.0}
+    for line in client.get("/metrics").text.splitlines():
+        if line.startswith("perfbot_sqlite_loop_writes_total{"):
+            labels, _, value = line.rpartition(" ")
+            outcome = labels.split('outcome="', 1)[1].split('"', 1)[0]
+            found[outcome] = float(value)
+    return found["at_once"], found["lock_held"]
 
 
 def _commented(control: httpx.Client, count: int) -> bool:
@@ -271,7 +301,9 @@ def main() -> None:
                     f"  round {number}: {measured.rate:.1f} events/s; perfbot used "
                     f"{measured.cpu * 1000:.1f} ms of CPU per event, the fake GitHub "
                     f"{measured.fake_cpu * 1000:.1f} ms on the same machine "
-                    f"(perfbot/fake {measured.cpu / measured.fake_cpu:.2f})"
+                    f"(perfbot/fake {measured.cpu / measured.fake_cpu:.2f}); "
+                    f"{measured.writes:.1f} SQLite writes per event, {measured.held:.0%} of "
+                    "them waited for another process's write lock"
                 )
             rate = statistics.median(r.rate for r in rounds)
             cpu = statistics.median(r.cpu for r in rounds)

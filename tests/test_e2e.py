@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +81,12 @@ def test_several_processes_share_the_port_the_queue_and_the_metrics(tmp_path: Pa
                 text = bot.client.get("/metrics").text
                 assert queued in text
                 wait_until(lambda: done in bot.client.get("/metrics").text, 10, "8 jobs done")
+            # Both processes' small SQLite writes, summed: 8 deliveries, 8 claims, ...
+            at_once = re.search(
+                r'^perfbot_sqlite_loop_writes_total\{outcome="at_once"\} (\S+)$', text, re.M
+            )
+            assert at_once is not None, text
+            assert float(at_once.group(1)) >= 16, text
     assert all(len(world.bot_comments(n)) == 1 for n in range(1, 9))
 
 

@@ -31,6 +31,7 @@ from perfbot.github.dryrun import DryRun
 from perfbot.github.pacing import Pacer
 from perfbot.github.transport import Transport
 from perfbot.store import Store, open_store
+from perfbot.store.sqlite import SQLiteStore
 from perfbot.support import logs
 from perfbot.support.metrics import Metrics
 
@@ -49,6 +50,13 @@ class Services:
     metrics: Metrics
     worker: Worker | None = None
     on_enqueue: Callable[[], None] = lambda: None
+
+
+def _count_sqlite_writes(store: Store, metrics: Metrics) -> None:
+    """Processes sharing one SQLite file wait for each other's writes: how often, as a
+    metric, tells an operator when PostgreSQL would serve better."""
+    if isinstance(store, SQLiteStore):
+        store.observe_writes(lambda outcome: metrics.sqlite_writes.labels(outcome).inc())
 
 
 def create_app(
@@ -75,6 +83,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         store = open_store(settings.database_url)
         await store.setup()
+        _count_sqlite_writes(store, metrics)
         services = Services(settings, store, metrics)
         # Every write of every installation in one pace, shared through the store.
         pacer = Pacer(

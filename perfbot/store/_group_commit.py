@@ -37,6 +37,10 @@ _ROWS_CHUNK: Final = 100
 _CACHED_STATEMENTS: Final = 256
 
 DeliveryRow = tuple[str, str, str | None, NewJob | None, float]
+# How a write tried on the loop's connection went (``GroupCommit.observe``): committed at
+# once, or handed to the store's thread because another connection held the write lock.
+AT_ONCE: Final = "at_once"
+LOCK_HELD: Final = "lock_held"
 _Pending = tuple[DeliveryRow, "asyncio.Future[bool]"]
 
 
@@ -65,6 +69,16 @@ class GroupCommit:
         self._commits = 0
         self._checkpointing = False
         self._background: set[asyncio.Task[None]] = set()
+        self._observe: Callable[[str], None] | None = None
+
+    def observe(self, outcome: Callable[[str], None]) -> None:
+        """Tell ``outcome`` how each write tried on the loop's connection went (``AT_ONCE``
+        or ``LOCK_HELD``): how often processes sharing the file wait for each other."""
+        self._observe = outcome
+
+    def _observed(self, outcome: str) -> None:
+        if self._observe is not None:
+            self._observe(outcome)
 
     async def record(self, row: DeliveryRow) -> bool:
         """Write ``row`` with the others of this turn of the loop; whether it was new."""
@@ -88,6 +102,7 @@ class GroupCommit:
         self._flush_scheduled = False
         batch, self._pending = self._pending, []
         rows = [item for item, _ in batch]
+        conn = None
         try:
             conn = self._connection()
             results = None if conn is None else record_deliveries(conn, rows)
@@ -100,9 +115,12 @@ class GroupCommit:
             _settle(batch, exc)
             return
         if results is None:
+            if conn is not None:
+                self._observed(LOCK_HELD)
             self._in_background(self._flush_on_thread(batch))
             return
         _settle(batch, results)
+        self._observed(AT_ONCE)
         self._commits += 1
         if self._commits % CHECKPOINT_EVERY_COMMITS == 0:
             self._checkpoint_soon()
@@ -166,8 +184,10 @@ class GroupCommit:
                 done = write(conn)
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
+                self._observed(LOCK_HELD)
                 return None
             raise
+        self._observed(AT_ONCE)
         self._commits += 1
         if self._commits % CHECKPOINT_EVERY_COMMITS == 0:
             self._checkpoint_soon()

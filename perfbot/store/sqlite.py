@@ -102,6 +102,12 @@ class SQLiteStore(SQLStore):
         # Which processes on this file are alive (a ":memory:" database has one).
         self._presence = None if path == ":memory:" else Presence(path)
 
+    def observe_writes(self, outcome: Callable[[str], None]) -> None:
+        """Tell ``outcome`` how each small write on the event loop's connection went:
+        ``"at_once"``, or ``"lock_held"`` when another connection held the write lock and
+        the write waited on the store's thread (``perfbot.store._group_commit``)."""
+        self._deliveries.observe(outcome)
+
     async def _run(
         self,
         fn: Callable[Concatenate[sqlite3.Connection, P], T],

@@ -79,6 +79,14 @@ class Metrics:
             ["event"],
             registry=self.registry,
         )
+        self.sqlite_writes = Counter(
+            "perfbot_sqlite_loop_writes_total",
+            "Small SQLite writes tried on the event loop's connection, by outcome: at_once"
+            " (committed without waiting), lock_held (another connection, most often another"
+            " process, held the write lock: the write waited on the store's thread).",
+            ["outcome"],
+            registry=self.registry,
+        )
         self.job_latency = Histogram(
             "perfbot_job_latency_seconds",
             "Time from a delivery's arrival to its job finishing.",

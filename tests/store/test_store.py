@@ -806,6 +806,33 @@ async def test_waiting_for_the_write_lock_leaves_the_loop_running(tmp_path: Path
         await store.close()
 
 
+async def test_writes_that_met_another_connections_lock_are_counted(tmp_path: Path) -> None:
+    # perfbot_sqlite_loop_writes_total: a write on a free file is committed at once; one
+    # that meets another process's write lock is handed to the thread, and told so.
+    path = str(tmp_path / "perfbot.db")
+    store = SQLiteStore(path)
+    await store.setup()
+    seen: list[str] = []
+    store.observe_writes(seen.append)
+    other_process = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert await store.try_lock("pull:1:7", "w:1", 15, NOW)
+        assert await store.record_delivery("d1", "push", None, new_job(), NOW)
+        assert seen == ["at_once", "at_once"]
+        other_process.execute("BEGIN IMMEDIATE")  # hold the write lock
+        unlock = asyncio.create_task(store.unlock("pull:1:7", "w:1"))
+        delivery = asyncio.create_task(store.record_delivery("d2", "push", None, new_job(), NOW))
+        await asyncio.sleep(0.05)
+        assert seen == ["at_once", "at_once", "lock_held", "lock_held"]
+        other_process.execute("COMMIT")
+        await within(unlock, 5)
+        assert await within(delivery, 5)
+        assert await store.lock_holder("pull:1:7", NOW) is None  # the waited write landed
+    finally:
+        other_process.close()
+        await store.close()
+
+
 async def test_deliveries_written_on_the_loop_are_checkpointed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
