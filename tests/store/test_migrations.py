@@ -12,6 +12,9 @@ import pytest
 
 from perfbot.store import PostgresStore, SQLiteStore
 from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, STEPS
+from perfbot.store._queue import COMPLETE, INSERT_JOB
+from perfbot.store._series import INSERT_MEASUREMENT
+from perfbot.store._sql import SQL
 
 # The digest of each released version's statements, as each dialect runs them. The DDL is
 # shared between the dialects (and its types are words of ``WORDS``): an edit there would
@@ -31,6 +34,7 @@ RELEASED = {
         "f4a5bc33609e",
         "f2dcc260d3aa",
         "d3606b19b328",
+        "4774c14ec3bd",
     ),
     "postgres": (
         "bf310289dde9",
@@ -46,6 +50,7 @@ RELEASED = {
         "6cf050b576b2",
         "ca0bb5bdba43",
         "2f6c07eeed05",
+        "e3b0c44298fc",
     ),
 }
 
@@ -110,3 +115,51 @@ async def test_a_postgresql_database_of_any_version_migrates(pg_url: str, versio
         cur = await check.execute("SELECT version FROM schema_version ORDER BY version")
         versions = [row[0] for row in await cur.fetchall()]
     assert versions == list(range(1, len(PG_MIGRATIONS) + 1))
+
+
+def _temporary_tables(conn: sqlite3.Connection, sql: SQL) -> int:
+    """How many temporary b-trees SQLite builds to run ``sql`` once."""
+    statement = sql.compiled("sqlite")
+    program = conn.execute("EXPLAIN " + statement.text, [None] * len(statement.names))
+    return sum(1 for op in program if op[1] == "OpenEphemeral")
+
+
+async def test_sqlite_checks_its_lists_of_values_without_temporary_tables(tmp_path: Path) -> None:
+    # Migration 14: a CHECK of `x IN (a, b, c)` made SQLite build a temporary b-tree for
+    # every row written (two per measurement, one per job write).
+    path = str(tmp_path / "perfbot.db")
+    writes = (INSERT_MEASUREMENT, INSERT_JOB, COMPLETE)
+    with sqlite3.connect(path, isolation_level=None) as conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
+        for number, statements in enumerate(MIGRATIONS[:13], start=1):
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version VALUES (?, 0)", (number,))
+        assert [_temporary_tables(conn, sql) for sql in writes] == [2, 1, 1]
+        conn.execute(
+            "INSERT INTO jobs (delivery_id, event, payload, serial_key, status, due_at,"
+            " created_at) VALUES ('d0', 'push', '{}', 'k', 'queued', 1, 1)"
+        )
+    conn.close()
+    store = SQLiteStore(path)
+    try:
+        await store.setup()
+        # The connection that migrated reads the rewritten schema too.
+        migrated = await store._run(lambda conn: [_temporary_tables(conn, sql) for sql in writes])
+        assert migrated == [0, 0, 0]
+    finally:
+        await store.close()
+    with sqlite3.connect(path, isolation_level=None) as conn:
+        assert [_temporary_tables(conn, sql) for sql in writes] == [0, 0, 0]
+        assert conn.execute("SELECT delivery_id, status FROM jobs").fetchall() == [("d0", "queued")]
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        # The same conditions hold as before.
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK constraint failed"):
+            conn.execute("UPDATE jobs SET status = 'lost'")
+        assert (
+            "side = 'base' OR side = 'head' OR side = 'push'"
+            in conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'measurements'").fetchone()[
+                0
+            ]
+        )
+    conn.close()
