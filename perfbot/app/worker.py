@@ -295,11 +295,10 @@ class Worker:
         )
         # A dry run's records say which delivery and installation each write was for.
         with acting_for(delivery_id, installation_id):
-            async with installation:
-                # The handler says how its job ended in one line ("ignored: ...",
-                # "comment 12 on PR 7 is up to date"), recorded with the job, so an
-                # absence can be told from a crash.
-                return await routes.handler_of(typed)(ctx, typed)
+            # The handler says how its job ended in one line ("ignored: ...", "comment 12
+            # on PR 7 is up to date"), recorded with the job, so an absence can be told
+            # from a crash.
+            return await routes.handler_of(typed)(ctx, typed)
 
     async def _retry(
         self,

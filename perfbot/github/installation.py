@@ -70,6 +70,9 @@ class Installation:
         pace_key: str | None = None,
         validators: Validators | None = None,
     ) -> None:
+        # githubkit, for the calls perfbot makes seldom (reactions, issues, re-runs): each
+        # opens an HTTP client of its own around the shared wire. Holding one open for
+        # every job cost each PR update a client it never used (``bench/instructions.py``).
         self._gh = github
         # The hot calls, without githubkit's client and models (see ``direct``).
         self._direct = Direct(github, api)
@@ -104,12 +107,12 @@ class Installation:
         return await self._pacer.write(self._pace_key, notifies, gated)
 
     async def __aenter__(self) -> Installation:
-        """One HTTP client for all the calls of a job, instead of one per call."""
-        await self._gh.__aenter__()  # type: ignore[no-untyped-call]
+        """Nothing to open (githubkit opens a client per call, see ``__init__``): the
+        context only scopes a caller's use of the calls, as ``perfbot comment``'s does."""
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._gh.__aexit__()
+        return None
 
     async def list_run_artifacts(self, owner: str, repo: str, run_id: int) -> list[ArtifactInfo]:
         what = f"the artifacts of run {run_id}"
