@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from perfbot.store._core import SQLStore
-from perfbot.store._group_commit import GroupCommit, immediate
+from perfbot.store._group_commit import AT_ONCE, LOCK_HELD, GroupCommit, immediate
 from perfbot.store._migrations import migrate
 from perfbot.store._queue import (
     DROP_LOCKS_OF,
@@ -33,6 +33,8 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS: Final = 5000
+# What ``observe_writes`` tells of each write on the event loop's connection.
+WRITE_OUTCOMES: Final = (AT_ONCE, LOCK_HELD)
 # Up to this many rows, a write of several is written on the loop's connection when it can
 # be at once (a small report's measurements: a few dozen rows, well under a millisecond).
 LOOP_ROWS: Final = 200
