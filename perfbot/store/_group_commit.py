@@ -163,25 +163,35 @@ class GroupCommit:
         """One small write (a row by its key) in a transaction of its own on the loop's
         connection; the rows it changed, or None when it cannot run there at once (another
         writer holds the lock): the caller goes to the thread, which waits its turn."""
-        return self._small_write(lambda conn: conn.execute(sql, args).rowcount)
+        return self._small_write(lambda conn: conn.execute(sql, args).rowcount, alone=True)
 
     def poke_rows(self, sql: str, args: tuple[Any, ...]) -> list[Any] | None:
         """``poke`` of a write that returns rows (``RETURNING``: a claim); its rows."""
-        return self._small_write(lambda conn: conn.execute(sql, args).fetchall())
+        # fetchall: the statement commits when it has finished stepping.
+        return self._small_write(lambda conn: conn.execute(sql, args).fetchall(), alone=True)
 
     def poke_many(self, sql: str, rows: list[tuple[Any, ...]]) -> int | None:
         """``poke`` of a statement run once per row (a report's few measurements), all in
         one transaction; the rows changed."""
         return self._small_write(lambda conn: conn.executemany(sql, rows).rowcount)
 
-    def _small_write(self, write: Callable[[sqlite3.Connection], T]) -> T | None:
+    def _small_write(
+        self, write: Callable[[sqlite3.Connection], T], *, alone: bool = False
+    ) -> T | None:
+        """``write`` on the loop's connection, at once or not at all. ``alone``: it is one
+        statement, its own transaction (autocommit): BEGIN IMMEDIATE and COMMIT around it
+        were two more statements to run for nothing, a write lock it could not get is the
+        same refusal, and the thread, which waits for the lock, runs it under BEGIN
+        IMMEDIATE as ever."""
         conn = self._connection()
         if conn is None:
             return None
         try:
-            with immediate(conn):
-                # fetchall (a claim's): a statement must have finished stepping before COMMIT.
+            if alone:
                 done = write(conn)
+            else:
+                with immediate(conn):
+                    done = write(conn)
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 self._observed(LOCK_HELD)
