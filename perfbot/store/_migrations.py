@@ -10,6 +10,7 @@ are the statements each runs.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -18,8 +19,6 @@ from perfbot.errors import PerfbotError
 from perfbot.store._sql import DIALECTS, SQL, Dialect
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from psycopg import AsyncConnection
     from psycopg.rows import TupleRow
 
@@ -30,6 +29,17 @@ class Each:
 
     sqlite: str | None
     postgres: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaEdit:
+    """A SQLite statement that edits ``sqlite_schema`` in place, under ``PRAGMA
+    writable_schema``; nothing to do on PostgreSQL. Where SQLite's defensive mode refuses
+    such edits (macOS's own SQLite turns it on for every connection), it is skipped: each
+    is a rewrite of a table's text into an equivalent one, so the schema is right either
+    way, only slower to check."""
+
+    sqlite: str
 
 
 class _Flags:
@@ -81,7 +91,7 @@ def _spelled_out(column: str, *values: str) -> tuple[str, str]:
 # Append only: a released migration is never edited, a change is a new entry. Each entry is
 # the statements of one version, run in one transaction with the version bump (PostgreSQL's
 # DDL is transactional too, so a failed migration leaves nothing half-done).
-STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
+STEPS: Final[tuple[tuple[str | Each | SchemaEdit, ...], ...]] = (
     # 1: deliveries, the job queue, locks and pull-request state.
     (
         """
@@ -361,14 +371,14 @@ STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
     # change, and every row meets the same condition): the tables' text in sqlite_schema,
     # then a table made and dropped, so that every other connection reads the schema
     # again...
-    # PostgreSQL checks a list in place: nothing to do there.
+    # Where SQLite's defensive mode forbids the edits (``SchemaEdit``), the constraints stay
+    # as they were. PostgreSQL checks a list in place: nothing to do there.
     (
         Each(sqlite="PRAGMA writable_schema = ON", postgres=None),
         *(
-            Each(
-                sqlite=f"UPDATE sqlite_schema SET sql = replace(sql, '{listed}', '{spelled}')"
-                f" WHERE type = 'table' AND name = '{table}'",
-                postgres=None,
+            SchemaEdit(
+                f"UPDATE sqlite_schema SET sql = replace(sql, '{listed}', '{spelled}')"
+                f" WHERE type = 'table' AND name = '{table}'"
             )
             for table, listed, spelled in (
                 ("jobs", *_spelled_out("status", "queued", "running", "done", "failed")),
@@ -385,8 +395,11 @@ STEPS: Final[tuple[tuple[str | Each, ...], ...]] = (
 )
 
 
-def _render(statement: str | Each, dialect: Dialect) -> str | None:
-    text = statement if isinstance(statement, str) else getattr(statement, dialect)
+def _render(statement: str | Each | SchemaEdit, dialect: Dialect) -> str | None:
+    if isinstance(statement, SchemaEdit):
+        text = statement.sqlite if dialect == "sqlite" else None
+    else:
+        text = statement if isinstance(statement, str) else getattr(statement, dialect)
     return None if text is None else text.format_map(WORDS[dialect])
 
 
@@ -438,10 +451,24 @@ def migrate(conn: sqlite3.Connection, now: float) -> int:
     current, applied = _CURRENT.compiled("sqlite"), _APPLIED.compiled("sqlite")
     (at,) = conn.execute(current.text).fetchone()
     for version in _pending(int(at)):
-        for statement in MIGRATIONS[version - 1]:
+        for step in STEPS[version - 1]:
+            statement = _render(step, "sqlite")
+            if statement is None or (isinstance(step, SchemaEdit) and not _schema_writable(conn)):
+                continue
             conn.execute(statement)
         conn.execute(applied.text, applied.bind({"version": version, "at": now}))
     return len(STEPS)
+
+
+def _schema_writable(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn`` may edit ``sqlite_schema``: an edit of no row, refused when it is
+    prepared if not. (Defensive mode leaves ``PRAGMA writable_schema`` reading 1.) A
+    statement refused so leaves the transaction as it was."""
+    try:
+        conn.execute("UPDATE sqlite_schema SET sql = sql WHERE 0")
+    except sqlite3.OperationalError:
+        return False
+    return True
 
 
 async def migrate_postgres(conn: AsyncConnection[TupleRow]) -> int:

@@ -3,6 +3,8 @@ and a database of any earlier version migrates to the latest."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import sqlite3
 from pathlib import Path
@@ -11,7 +13,8 @@ import psycopg
 import pytest
 
 from perfbot.store import PostgresStore, SQLiteStore
-from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, STEPS
+from perfbot.store._group_commit import immediate
+from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, STEPS, migrate
 from perfbot.store._queue import COMPLETE, INSERT_JOB
 from perfbot.store._series import INSERT_MEASUREMENT
 from perfbot.store._sql import SQL
@@ -163,3 +166,48 @@ async def test_sqlite_checks_its_lists_of_values_without_temporary_tables(tmp_pa
             ]
         )
     conn.close()
+
+
+def _defensive(conn: sqlite3.Connection) -> None:
+    """SQLite's defensive mode on ``conn``, as macOS's own SQLite has it on every
+    connection: no edit of sqlite_schema, whatever ``PRAGMA writable_schema`` says.
+    Python 3.12 has ``Connection.setconfig``; 3.11 calls the library (the connection
+    object holds its ``sqlite3 *`` just after the object header)."""
+    if hasattr(conn, "setconfig"):
+        conn.setconfig(1010, True)  # SQLITE_DBCONFIG_DEFENSIVE
+        return
+    library = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+    handle = ctypes.c_void_p.from_address(id(conn) + ctypes.sizeof(ctypes.c_void_p) * 2)
+    done = ctypes.c_int(-1)
+    status = library.sqlite3_db_config(handle, 1010, 1, ctypes.byref(done))
+    assert (status, done.value) == (0, 1), "defensive mode not turned on"
+
+
+def test_a_defensive_sqlite_migrates_without_the_schema_edits(tmp_path: Path) -> None:
+    path = str(tmp_path / "perfbot.db")
+    with sqlite3.connect(path, isolation_level=None) as conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
+        for number, statements in enumerate(MIGRATIONS[:13], start=1):
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version VALUES (?, 0)", (number,))
+    conn.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        _defensive(conn)
+        with pytest.raises(sqlite3.OperationalError, match="may not be modified"):
+            conn.execute("UPDATE sqlite_schema SET sql = sql WHERE 0")
+        with immediate(conn):
+            assert migrate(conn, 1.0) == len(STEPS)
+        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone() == (14,)
+        # The constraints are as they were, and hold.
+        text = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'jobs'").fetchone()[0]
+        assert "status IN ('queued', 'running', 'done', 'failed')" in text
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK constraint failed"):
+            conn.execute(
+                "INSERT INTO jobs (delivery_id, event, payload, serial_key, status, due_at,"
+                " created_at) VALUES ('d0', 'push', '{}', 'k', 'lost', 1, 1)"
+            )
+    finally:
+        conn.close()
