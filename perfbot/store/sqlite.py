@@ -85,11 +85,13 @@ class SQLiteStore(SQLStore):
     """``Store`` on a SQLite file (or ``":memory:"``).
 
     sqlite3 connections belong to the thread that opened them and block while they wait, so
-    one dedicated thread owns the connection and runs every statement; coroutines only await
-    it. The one exception is ``record_delivery``, on the hot path of every webhook: see
-    ``perfbot.store._group_commit``. Every write is its own BEGIN IMMEDIATE transaction, which takes
-    SQLite's write lock up front: processes sharing the file serialise their writes (waiting
-    up to the busy timeout) instead of failing half-way through one.
+    one dedicated thread owns the connection and runs every statement that may wait;
+    coroutines only await it. What never waits runs on a connection of the event loop's
+    thread instead (``perfbot.store._group_commit``): the deliveries of a webhook burst,
+    point reads, and small writes that get the write lock at once; one that does not goes
+    to the thread. There every write is its own BEGIN IMMEDIATE transaction, which takes
+    SQLite's write lock up front: processes sharing the file serialise their writes
+    (waiting up to the busy timeout) instead of failing half-way through one.
     """
 
     dialect = "sqlite"
