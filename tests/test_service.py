@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from githubkit.core import GitHubCore
 
 from perfbot.engine.show.render import MARKER
 from perfbot.sandbox.fakegithub import Run
@@ -506,3 +508,31 @@ def test_rate_limit_delays_one_job_without_blocking_the_others(
     created_at, due_at, attempts = job_schedule(client.database, slow_delivery)
     assert due_at - created_at >= 3.0
     assert attempts == 2
+
+
+def test_an_update_opens_no_githubkit_client(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A PR update's calls all go around githubkit (perfbot.github.direct): opening its HTTP
+    # client for every job cost each update a client it never used.
+    opened: list[object] = []
+    create = GitHubCore._create_async_client
+
+    async def counted(self: GitHubCore[Any]) -> Any:
+        opened.append(self)
+        return await create(self)
+
+    monkeypatch.setattr(GitHubCore, "_create_async_client", counted)
+    pull = world.pull(7, HEAD)
+    with in_process_service(world, tmp_path / "db") as client:
+        body, headers = world.delivery(world.measured_run(pull, 1001))
+        client.post("/webhook", content=body, headers=headers)
+        wait_until(lambda: len(world.bot_comments(7)) == 1, what="the first comment")
+        wait_idle(client.get)
+        before = len(opened)
+        report = report_zip({**ZPERF_BASE})
+        body, headers = world.delivery(world.measured_run(pull, 1002, report=report))
+        client.post("/webhook", content=body, headers=headers)
+        wait_until(lambda: "no change beyond the noise floor" in world.bot_comments(7)[0])
+        wait_idle(client.get)
+    assert len(opened) == before
