@@ -833,6 +833,33 @@ async def test_writes_that_met_another_connections_lock_are_counted(tmp_path: Pa
         await store.close()
 
 
+async def test_a_one_statement_write_on_the_loop_is_its_own_transaction(tmp_path: Path) -> None:
+    # No BEGIN IMMEDIATE and COMMIT around a lone statement; several rows (a report's
+    # measurements) still commit together.
+    store = SQLiteStore(str(tmp_path / "perfbot.db"))
+    await store.setup()
+    try:
+        assert await store.record_delivery("d0", "push", None, None, NOW)  # opens the loop's
+        ran: list[str] = []
+        loop_connection = store._deliveries._connection()
+        assert loop_connection is not None
+        loop_connection.set_trace_callback(ran.append)
+        assert await store.try_lock("pull:1:7", "w:1", 15, NOW)
+        await store.unlock("pull:1:7", "w:1")
+        assert [statement.split()[0] for statement in ran] == ["INSERT", "DELETE"]
+        ran.clear()
+        many = group_commit.GroupCommit.poke_many
+        assert many(store._deliveries, "INSERT INTO locks VALUES (?, 'w', 1)", [("a",), ("b",)])
+        assert [statement.split()[0] for statement in ran] == [
+            "BEGIN",
+            "INSERT",
+            "INSERT",
+            "COMMIT",
+        ]
+    finally:
+        await store.close()
+
+
 async def test_deliveries_written_on_the_loop_are_checkpointed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
