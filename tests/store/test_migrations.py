@@ -73,15 +73,20 @@ def test_released_migrations_are_never_edited(
     assert tuple(digest(version) for version in migrations[: len(released)]) == released
 
 
+def sqlite_at(conn: sqlite3.Connection, version: int) -> None:
+    """``conn``'s database as the first ``version`` migrations leave it."""
+    conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
+    for number, statements in enumerate(MIGRATIONS[:version], start=1):
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (?, 0)", (number,))
+
+
 @pytest.mark.parametrize("version", range(len(MIGRATIONS) + 1))
 async def test_a_sqlite_database_of_any_version_migrates(tmp_path: Path, version: int) -> None:
     path = str(tmp_path / "perfbot.db")
     with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
-        for number, statements in enumerate(MIGRATIONS[:version], start=1):
-            for statement in statements:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version VALUES (?, 0)", (number,))
+        sqlite_at(conn, version)
     conn.close()
     store = SQLiteStore(path)
     try:
@@ -133,11 +138,7 @@ async def test_sqlite_checks_its_lists_of_values_without_temporary_tables(tmp_pa
     path = str(tmp_path / "perfbot.db")
     writes = (INSERT_MEASUREMENT, INSERT_JOB, COMPLETE)
     with sqlite3.connect(path, isolation_level=None) as conn:
-        conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
-        for number, statements in enumerate(MIGRATIONS[:13], start=1):
-            for statement in statements:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version VALUES (?, 0)", (number,))
+        sqlite_at(conn, 13)
         assert [_temporary_tables(conn, sql) for sql in writes] == [2, 1, 1]
         conn.execute(
             "INSERT INTO jobs (delivery_id, event, payload, serial_key, status, due_at,"
@@ -186,11 +187,7 @@ def _defensive(conn: sqlite3.Connection) -> None:
 def test_a_defensive_sqlite_migrates_without_the_schema_edits(tmp_path: Path) -> None:
     path = str(tmp_path / "perfbot.db")
     with sqlite3.connect(path, isolation_level=None) as conn:
-        conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
-        for number, statements in enumerate(MIGRATIONS[:13], start=1):
-            for statement in statements:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version VALUES (?, 0)", (number,))
+        sqlite_at(conn, 13)
     conn.close()
     conn = sqlite3.connect(path, isolation_level=None)
     try:
