@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -36,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeprocess import Setup, fake_github, post_all, warm_up
 
-from tests.harness import free_port, settings_env, wait_idle, wait_until
+from tests.harness import perfbot_process, settings_env, wait_idle, wait_until
 
 # perfbot starts (imports, schema) in about a second; under callgrind in about a minute.
 START_SECONDS = 600.0
@@ -90,12 +87,21 @@ def per_update(events: int, round_number: int, keep: Path | None) -> float:
                 PERFBOT_PRIVATE_KEY=setup.private_key,
                 PERFBOT_WRITE_PACE_SECONDS="1",
             )
-            with _under_callgrind(env, scratch, round_number) as (pid, url, dumps):
+            dumps = scratch / "callgrind"
+            dumps.mkdir()
+            callgrind = ("valgrind", "--tool=callgrind", f"--callgrind-out-file={dumps}/cg.%p")
+            with perfbot_process(
+                env,
+                scratch / f"perfbot-{round_number}.log",
+                wrapper=callgrind,
+                start_timeout=START_SECONDS,
+            ) as bot:
+                pid, url = bot.process.pid, str(bot.client.base_url)  # valgrind runs it in place
                 warm_up(setup, [url])
                 _callgrind_control("--zero", pid)
                 asyncio.run(post_all([url], setup.deliveries[:events]))
                 _wait_commented(setup, events)
-                _wait_idle(url, scratch / "perfbot.db")
+                wait_idle(bot.client.get, 300, database=scratch / "perfbot.db")
                 _callgrind_control("--dump", pid)
                 dump = _newest_dump(dumps)
                 total = _dumped_total(dump)
@@ -103,59 +109,6 @@ def per_update(events: int, round_number: int, keep: Path | None) -> float:
                     keep.mkdir(parents=True, exist_ok=True)
                     shutil.copy(dump, keep / f"callgrind.round{round_number + 1}")
     return total / events
-
-
-@contextmanager
-def _under_callgrind(
-    env: dict[str, str], scratch: Path, round_number: int
-) -> Iterator[tuple[int, str, Path]]:
-    """``perfbot serve`` under callgrind on a free loopback port: its PID, its URL and
-    the folder of its dumps; stopped by its PID."""
-    port = free_port()
-    dumps = scratch / "callgrind"
-    dumps.mkdir()
-    log = (scratch / f"perfbot-{round_number}.log").open("wb")
-    process = subprocess.Popen(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={dumps}/callgrind.out.%p",
-            sys.executable,
-            "-m",
-            "perfbot",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        env={**os.environ, **env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-        cwd=scratch,  # not the checkout: `perfbot serve` reads ./.env
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: _healthy(url, process), START_SECONDS, "perfbot under callgrind")
-        yield process.pid, url, dumps
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-        log.close()
-
-
-def _healthy(url: str, process: subprocess.Popen[bytes]) -> bool:
-    if process.poll() is not None:
-        raise AssertionError(f"perfbot under callgrind exited with {process.returncode}")
-    try:
-        return httpx.get(url + "/healthz", timeout=5).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 def _callgrind_control(option: str, pid: int) -> None:
@@ -179,15 +132,9 @@ def _wait_commented(setup: Setup, events: int) -> None:
         )
 
 
-def _wait_idle(url: str, database: Path) -> None:
-    """Until the jobs have ended, check runs and completions after their comments."""
-    with httpx.Client(base_url=url, timeout=30) as client:
-        wait_idle(client.get, 300, database=database)
-
-
 def _newest_dump(dumps: Path) -> Path:
     """The dump ``--dump`` wrote: the newest file of the folder."""
-    written = sorted(dumps.glob("callgrind.out.*"), key=lambda path: path.stat().st_mtime)
+    written = sorted(dumps.glob("cg.*"), key=lambda path: path.stat().st_mtime)
     if not written:
         raise AssertionError(f"callgrind wrote no dump in {dumps}")
     return written[-1]

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import zipfile
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -507,12 +507,22 @@ class RunningPerfbot:
 
 
 @contextmanager
-def perfbot_process(env: Mapping[str, str], log: Path) -> Iterator[RunningPerfbot]:
-    """``perfbot serve`` as a real process on a free loopback port; stopped by its PID."""
+def perfbot_process(
+    env: Mapping[str, str],
+    log: Path,
+    *,
+    wrapper: Sequence[str] = (),
+    start_timeout: float = 30.0,
+) -> Iterator[RunningPerfbot]:
+    """``perfbot serve`` as a real process on a free loopback port; stopped by its PID.
+
+    ``wrapper``: a command that runs it (valgrind, for bench/instructions.py), as slow to
+    start as ``start_timeout`` allows."""
     port = free_port()
+    serve = [sys.executable, "-m", "perfbot", "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "perfbot", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            [*wrapper, *serve],
             env={**os.environ, **env},
             # Not the checkout: `perfbot serve` reads ./.env, and a developer's must not leak in.
             cwd=log.parent,
@@ -521,7 +531,7 @@ def perfbot_process(env: Mapping[str, str], log: Path) -> Iterator[RunningPerfbo
         )
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
         try:
-            wait_until(lambda: _healthy(client, process), 30, "perfbot serve to start")
+            wait_until(lambda: _healthy(client, process), start_timeout, "perfbot serve to start")
             yield RunningPerfbot(client, process)
         finally:
             client.close()
