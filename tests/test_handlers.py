@@ -18,6 +18,7 @@ from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
 from perfbot.app.job_payloads import encode
+from perfbot.app.publish import PROOF_FRESH_SECONDS
 from perfbot.github.app import GitHubApp
 from perfbot.github.calls import GitHubCalls
 from perfbot.sandbox.fakegithub import Hold, Pull, RecordedRequest, Run
@@ -331,9 +332,13 @@ async def test_help_is_answered_once_per_person_and_window(bench: Bench) -> None
 
 
 async def _report_with_download_held(
-    bench: Bench, meanwhile: Callable[[Pull], Awaitable[None]]
+    bench: Bench,
+    meanwhile: Callable[[Pull], Awaitable[None]],
+    *,
+    took: float = PROOF_FRESH_SECONDS + 1,
 ) -> str:
-    """A report whose artifact download waits until ``meanwhile`` has changed the world."""
+    """A report whose artifact download waits until ``meanwhile`` has changed the world,
+    and takes ``took`` seconds (by default long enough that the proof is asked again)."""
     pull = bench.pull()
     run = bench.world.measured_run(pull, 1001)
     hold: Hold = bench.fake.hold_next("/blobs/")
@@ -341,8 +346,53 @@ async def _report_with_download_held(
     await until(hold.reached.is_set, "the report download")
     await until(lambda: answered(bench.fake.requests, "GET", "/pulls/7"), "the PR's proof")
     await meanwhile(pull)
+    bench.clock[0] += took
     hold.release()
     return await task
+
+
+def _pull_reads(bench: Bench) -> int:
+    return sum(1 for r in bench.fake.requests if r.method == "GET" and r.path.endswith("/pulls/7"))
+
+
+async def test_a_quick_update_reads_its_pr_once(bench: Bench) -> None:
+    async def nothing(_pull: Pull) -> None:
+        pass
+
+    reason = await _report_with_download_held(bench, nothing, took=PROOF_FRESH_SECONDS / 2)
+    assert reason.startswith("comment ")
+    assert _pull_reads(bench) == 1  # the proof's read is the PR as it is now
+
+
+async def test_a_slow_update_reads_its_pr_again_before_writing(bench: Bench) -> None:
+    async def nothing(_pull: Pull) -> None:
+        pass
+
+    reason = await _report_with_download_held(bench, nothing)
+    assert reason.startswith("comment ")
+    assert _pull_reads(bench) == 2
+
+
+async def test_a_newer_head_noted_during_a_quick_download_is_read_again(bench: Bench) -> None:
+    """A run started on a newer push, handled while the report downloads, noted the PR's
+    new head: the proof's answer would undo that, so the PR is read again however recent
+    the proof, and the comment says its numbers are for the previous commit."""
+
+    async def pushed_and_started(pull: Pull) -> None:
+        pull.head_sha = NEXT_HEAD
+        started = bench.fake.add_run(
+            bench.world.repo, 1002, NEXT_HEAD, pull.head_ref, status="queued"
+        )
+        noted = await bench.run("workflow_run", bench.run_payload(started, "requested"), "d2")
+        assert noted == "PR 7 has no comment to mark stale yet"
+
+    reason = await _report_with_download_held(bench, pushed_and_started, took=0.0)
+    assert reason.startswith("comment ")
+    (comment,) = bench.fake.bot_comments(bench.world.repo, 7)
+    assert "These numbers are for the previous commit <code>aaaaaaa</code>" in comment.body
+    state = await bench.store.get_pull(REPO_ID, 7)
+    assert state is not None
+    assert state.newest_head_sha == NEXT_HEAD
 
 
 async def test_a_pr_closed_while_its_report_downloads_gets_nothing(bench: Bench) -> None:

@@ -1,10 +1,12 @@
 """A PR run's report written to its PR: the comment, then perfbot's check run, under the
 PR's lock, and never over a newer result.
 
-Asked again just before writing, because the download and the judging took a while: is
-the PR still open and still the one the run measured, may perfbot still write there, and
-does the comment already show something newer (a later attempt of the run, or a later
-head proven after this run was)?
+Asked again just before writing, because the download and the judging may have taken a
+while: is the PR still open and still the one the run measured, may perfbot still write
+there, and does the comment already show something newer (a later attempt of the run, or
+a later head proven after this run was)? GitHub is asked again only when the proof is
+older than ``PROOF_FRESH_SECONDS`` or the store has noted a head since (``proof_stands``);
+else the proof's own answer is the PR as it is now, and the update reads the PR once.
 
 The comment is written as ``comment:`` says (``RepoConfig.writes_comment``: one that
 exists is always kept up to date); the report is stored with the PR either way, and laid
@@ -26,6 +28,10 @@ from perfbot.github.types import PullInfo
 from perfbot.store.base import PullState
 
 CHECK_RUN_NAME: Final = "perfbot"
+# A proof this recent is the PR as GitHub shows it now: the write it allows waits for its
+# installation's pace after the check anyway (up to ``perfbot.github.pacing.HORIZON``
+# seconds), so a second read this soon narrowed the window by no more than that wait.
+PROOF_FRESH_SECONDS: Final = 2.0
 
 
 async def post_report(
@@ -45,7 +51,11 @@ async def post_report(
         state = await ctx.store.get_pull(run.repo_id, pull.number)
         if state is not None and superseded(state, run, proved_at):
             return ctx.ended(f"not posted: PR {pull.number} already shows a newer result")
-        fresh = await ctx.installation.get_pull(run.owner, run.name, pull.number)
+        fresh = (
+            pull
+            if proof_stands(state, run, proved_at, ctx.now())
+            else await ctx.installation.get_pull(run.owner, run.name, pull.number)
+        )
         refused = await report_refused(ctx, run, pull.number, fresh)
         if refused is not None or fresh is None:
             return ctx.ended(f"not posted: {refused}")
@@ -153,6 +163,17 @@ def superseded(state: PullState, run: Run, proved_at: float) -> bool:
         # The shown head was proven to be the PR's head after this one was: it is newer.
         return state.updated_at > proved_at
     return state.reported_run_id == run.id and (state.reported_run_attempt or 0) > run.attempt
+
+
+def proof_stands(state: PullState | None, run: Run, proved_at: float, now: float) -> bool:
+    """Whether the PR as its proof read it is still the PR to write to: read within
+    ``PROOF_FRESH_SECONDS``, and no head noted since but this run's or the one shown (a
+    run started on a newer push noted its head, which the proof's answer would undo)."""
+    if now - proved_at > PROOF_FRESH_SECONDS:
+        return False
+    if state is None or state.newest_head_sha is None:
+        return True
+    return state.newest_head_sha in (run.head_sha, state.reported_head_sha)
 
 
 def pull_moved(run: Run, number: int, fresh: PullInfo | None) -> str | None:
