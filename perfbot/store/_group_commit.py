@@ -8,7 +8,8 @@ a commit in WAL with synchronous=NORMAL does not sync. Handed to the store's thr
 loop and the thread took turns at the GIL for every row bound, and ingest ran at two
 thirds of the rate (``bench/ingest.py``). The loop's connection never waits for SQLite's
 write lock: when another connection holds it, the batch goes to the store's thread, which
-does wait.
+does wait. The store's other small writes (``poke``) try again on the loop after a pause
+or two of it first (``LOCK_PAUSES``).
 """
 
 from __future__ import annotations
@@ -36,9 +37,16 @@ _ROWS_CHUNK: Final = 100
 # (up to _ROWS_CHUNK rows), rather than sqlite3's default 128.
 _CACHED_STATEMENTS: Final = 256
 
+# A small write that met another connection's write lock is tried again on the loop's
+# connection after each of these pauses, then handed to the store's thread. The lock's
+# holder is most often the other process's own small write, over within a millisecond;
+# a pause of the task costs a timer, the thread a hop there and back and turns at the GIL.
+LOCK_PAUSES: Final = (0.0005, 0.002)
+
 DeliveryRow = tuple[str, str, str | None, NewJob | None, float]
 # How a write tried on the loop's connection went (``GroupCommit.observe``): committed at
-# once, or handed to the store's thread because another connection held the write lock.
+# once, or it met another connection's write lock (it waited for it, on the loop or on the
+# store's thread).
 AT_ONCE: Final = "at_once"
 LOCK_HELD: Final = "lock_held"
 _Pending = tuple[DeliveryRow, "asyncio.Future[bool]"]
@@ -159,49 +167,58 @@ class GroupCommit:
                 return None
             raise
 
-    def poke(self, sql: str, args: tuple[Any, ...]) -> int | None:
+    async def poke(self, sql: str, args: tuple[Any, ...]) -> int | None:
         """One small write (a row by its key) in a transaction of its own on the loop's
-        connection; the rows it changed, or None when it cannot run there at once (another
-        writer holds the lock): the caller goes to the thread, which waits its turn."""
-        return self._small_write(lambda conn: conn.execute(sql, args).rowcount, alone=True)
+        connection; the rows it changed, or None when it cannot run there (no such
+        connection, or another writer still holds the lock after ``LOCK_PAUSES``): the
+        caller goes to the thread, which waits its turn."""
+        return await self._small_write(lambda conn: conn.execute(sql, args).rowcount, alone=True)
 
-    def poke_rows(self, sql: str, args: tuple[Any, ...]) -> list[Any] | None:
+    async def poke_rows(self, sql: str, args: tuple[Any, ...]) -> list[Any] | None:
         """``poke`` of a write that returns rows (``RETURNING``: a claim); its rows."""
         # fetchall: the statement commits when it has finished stepping.
-        return self._small_write(lambda conn: conn.execute(sql, args).fetchall(), alone=True)
+        return await self._small_write(lambda conn: conn.execute(sql, args).fetchall(), alone=True)
 
-    def poke_many(self, sql: str, rows: list[tuple[Any, ...]]) -> int | None:
+    async def poke_many(self, sql: str, rows: list[tuple[Any, ...]]) -> int | None:
         """``poke`` of a statement run once per row (a report's few measurements), all in
         one transaction; the rows changed."""
-        return self._small_write(lambda conn: conn.executemany(sql, rows).rowcount)
+        return await self._small_write(lambda conn: conn.executemany(sql, rows).rowcount)
 
-    def _small_write(
+    async def _small_write(
         self, write: Callable[[sqlite3.Connection], T], *, alone: bool = False
     ) -> T | None:
-        """``write`` on the loop's connection, at once or not at all. ``alone``: it is one
-        statement, its own transaction (autocommit): BEGIN IMMEDIATE and COMMIT around it
-        were two more statements to run for nothing, a write lock it could not get is the
-        same refusal, and the thread, which waits for the lock, runs it under BEGIN
-        IMMEDIATE as ever."""
-        conn = self._connection()
-        if conn is None:
-            return None
-        try:
-            if alone:
-                done = write(conn)
-            else:
-                with immediate(conn):
-                    done = write(conn)
-        except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
-                self._observed(LOCK_HELD)
+        """``write`` on the loop's connection: at once, or after a pause when another
+        connection holds the write lock (``LOCK_PAUSES``), else not at all. Counted once,
+        ``LOCK_HELD`` when it met the lock. ``alone``: it is one statement, its own
+        transaction (autocommit): BEGIN IMMEDIATE and COMMIT around it were two more
+        statements to run for nothing, a write lock it could not get is the same refusal,
+        and the thread, which waits for the lock, runs it under BEGIN IMMEDIATE as ever."""
+        met_lock, pauses = False, iter(LOCK_PAUSES)
+        while True:
+            conn = self._connection()
+            if conn is None:
                 return None
-            raise
-        self._observed(AT_ONCE)
-        self._commits += 1
-        if self._commits % CHECKPOINT_EVERY_COMMITS == 0:
-            self._checkpoint_soon()
-        return done
+            try:
+                if alone:
+                    done = write(conn)
+                else:
+                    with immediate(conn):
+                        done = write(conn)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                met_lock = True
+                pause = next(pauses, None)
+                if pause is None:
+                    self._observed(LOCK_HELD)
+                    return None
+                await asyncio.sleep(pause)
+                continue
+            self._observed(LOCK_HELD if met_lock else AT_ONCE)
+            self._commits += 1
+            if self._commits % CHECKPOINT_EVERY_COMMITS == 0:
+                self._checkpoint_soon()
+            return done
 
     def _checkpoint_soon(self) -> None:
         # The loop's connection leaves the WAL to grow (a checkpoint syncs the file); the

@@ -109,7 +109,8 @@ class SQLiteStore(SQLStore):
     def observe_writes(self, outcome: Callable[[str], None]) -> None:
         """Tell ``outcome`` how each small write on the event loop's connection went:
         ``"at_once"``, or ``"lock_held"`` when another connection held the write lock and
-        the write waited on the store's thread (``perfbot.store._group_commit``)."""
+        the write waited for it: a pause or two on the loop, then on the store's thread
+        (``perfbot.store._group_commit``)."""
         self._deliveries.observe(outcome)
 
     async def _run(
@@ -167,7 +168,7 @@ class SQLiteStore(SQLStore):
         args = statement.bind(params)
         if (
             not self._closed
-            and (changed := self._deliveries.poke(statement.text, args)) is not None
+            and (changed := await self._deliveries.poke(statement.text, args)) is not None
         ):
             return changed
         return await self._run(_write_one, statement.text, args)
@@ -182,7 +183,7 @@ class SQLiteStore(SQLStore):
         text = sql.compiled("sqlite").text
         if len(items) <= LOOP_ROWS and not self._closed:
             # A few rows (a small report's) on the loop's connection: no hop to the thread.
-            changed = self._deliveries.poke_many(text, [row(item) for item in items])
+            changed = await self._deliveries.poke_many(text, [row(item) for item in items])
             if changed is not None:
                 return changed
         return await self._run(_write_rows, text, items, row)
@@ -227,7 +228,7 @@ class SQLiteStore(SQLStore):
         rows = (
             None
             if self._closed
-            else self._deliveries.poke_rows(statement.text, statement.bind(params))
+            else await self._deliveries.poke_rows(statement.text, statement.bind(params))
         )
         if rows is None:
             rows = await self._atomically([(_CLAIM, [params])])

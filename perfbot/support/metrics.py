@@ -83,7 +83,8 @@ class Metrics:
             "perfbot_sqlite_loop_writes_total",
             "Small SQLite writes tried on the event loop's connection, by outcome: at_once"
             " (committed without waiting), lock_held (another connection, most often another"
-            " process, held the write lock: the write waited on the store's thread).",
+            " process, held the write lock: the write waited for it, a moment on the loop, then"
+            " on the store's thread).",
             ["outcome"],
             registry=self.registry,
         )

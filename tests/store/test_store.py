@@ -849,7 +849,8 @@ async def test_a_one_statement_write_on_the_loop_is_its_own_transaction(tmp_path
         assert [statement.split()[0] for statement in ran] == ["INSERT", "DELETE"]
         ran.clear()
         many = group_commit.GroupCommit.poke_many
-        assert many(store._deliveries, "INSERT INTO locks VALUES (?, 'w', 1)", [("a",), ("b",)])
+        rows = [("a",), ("b",)]
+        assert await many(store._deliveries, "INSERT INTO locks VALUES (?, 'w', 1)", rows)
         assert [statement.split()[0] for statement in ran] == [
             "BEGIN",
             "INSERT",
@@ -857,6 +858,39 @@ async def test_a_one_statement_write_on_the_loop_is_its_own_transaction(tmp_path
             "COMMIT",
         ]
     finally:
+        await store.close()
+
+
+async def test_a_write_that_met_a_short_lock_lands_on_the_loop_after_a_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process's write lock, released during the write's pause: the write is tried
+    # again on the loop's connection (no hop to the store's thread), and counted once as
+    # having met the lock.
+    monkeypatch.setattr(group_commit, "LOCK_PAUSES", (0.5,))
+    path = str(tmp_path / "perfbot.db")
+    store = SQLiteStore(path)
+    await store.setup()
+    seen: list[str] = []
+    store.observe_writes(seen.append)
+    other_process = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert await store.try_lock("pull:1:7", "w:1", 15, NOW)
+        loop_connection = store._deliveries._connection()
+        assert loop_connection is not None
+        ran: list[str] = []
+        loop_connection.set_trace_callback(ran.append)
+        other_process.execute("BEGIN IMMEDIATE")
+        unlock = asyncio.create_task(store.unlock("pull:1:7", "w:1"))
+        await asyncio.sleep(0.05)  # its first try met the lock; it pauses
+        assert not unlock.done()
+        other_process.execute("COMMIT")
+        await within(unlock, 5)
+        assert [statement.split()[0] for statement in ran] == ["DELETE", "DELETE"]
+        assert seen == ["at_once", "lock_held"]
+        assert await store.lock_holder("pull:1:7", NOW) is None
+    finally:
+        other_process.close()
         await store.close()
 
 
