@@ -18,12 +18,13 @@ from perfbot.app import routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
 from perfbot.app.job_payloads import encode
-from perfbot.app.publish import PROOF_FRESH_SECONDS
+from perfbot.app.publish import PROOF_FRESH_SECONDS, proof_stands
 from perfbot.github.app import GitHubApp
 from perfbot.github.calls import GitHubCalls
+from perfbot.github.errors import GitHubError
 from perfbot.sandbox.fakegithub import Hold, Pull, RecordedRequest, Run
 from perfbot.store import open_store
-from perfbot.store.base import Store
+from perfbot.store.base import PullState, Store
 from tests.harness import INSTALLATION, REPO_ID, World
 
 HEAD = "a" * 40
@@ -41,6 +42,7 @@ class Bench:
     configs: ConfigCache = field(default_factory=ConfigCache)
     disabled: set[str] = field(default_factory=set)
     clock: list[float] = field(default_factory=lambda: [1_000_000.0])
+    pull_reads: int = 0  # reads of PR 7 by the last ``_report_with_download_held``
 
     def context(self, delivery: str, installation: GitHubCalls | None = None) -> JobContext:
         return JobContext(
@@ -336,47 +338,73 @@ async def _report_with_download_held(
     meanwhile: Callable[[Pull], Awaitable[None]],
     *,
     took: float = PROOF_FRESH_SECONDS + 1,
+    update: bool = False,
+    started: bool = False,
 ) -> str:
     """A report whose artifact download waits until ``meanwhile`` has changed the world,
-    and takes ``took`` seconds (by default long enough that the proof is asked again)."""
+    and takes ``took`` seconds (by default long enough that the proof is asked again);
+    ``update``: the PR has perfbot's comment already (its first report, a minute before);
+    ``started``: the run's start was handled first (GitHub's order), which noted its head."""
     pull = bench.pull()
+    if update:
+        first = bench.world.measured_run(pull, 1000)
+        assert (await bench.run("workflow_run", bench.run_payload(first), "d0")).startswith(
+            "comment "
+        )
+        bench.clock[0] += 60
     run = bench.world.measured_run(pull, 1001)
+    if started:
+        await bench.run("workflow_run", bench.run_payload(run, "requested"), "d1r")
+    before = len(bench.fake.requests)
     hold: Hold = bench.fake.hold_next("/blobs/")
     task = asyncio.create_task(bench.run("workflow_run", bench.run_payload(run)))
     await until(hold.reached.is_set, "the report download")
-    await until(lambda: answered(bench.fake.requests, "GET", "/pulls/7"), "the PR's proof")
+    await until(lambda: answered(bench.fake.requests[before:], "GET", "/pulls/7"), "the PR's proof")
     await meanwhile(pull)
     bench.clock[0] += took
     hold.release()
-    return await task
+    reason = await task
+    bench.pull_reads = _pull_reads(bench.fake.requests[before:])
+    return reason
 
 
-def _pull_reads(bench: Bench) -> int:
-    return sum(1 for r in bench.fake.requests if r.method == "GET" and r.path.endswith("/pulls/7"))
+def _pull_reads(requests: list[RecordedRequest]) -> int:
+    return sum(1 for r in requests if r.method == "GET" and r.path.endswith("/pulls/7"))
+
+
+async def _nothing(_pull: Pull) -> None:
+    pass
 
 
 async def test_a_quick_update_reads_its_pr_once(bench: Bench) -> None:
-    async def nothing(_pull: Pull) -> None:
-        pass
-
-    reason = await _report_with_download_held(bench, nothing, took=PROOF_FRESH_SECONDS / 2)
+    took = PROOF_FRESH_SECONDS / 2
+    reason = await _report_with_download_held(bench, _nothing, took=took, update=True)
     assert reason.startswith("comment ")
-    assert _pull_reads(bench) == 1  # the proof's read is the PR as it is now
+    assert bench.pull_reads == 1  # the proof's read is the PR as it is now
 
 
 async def test_a_slow_update_reads_its_pr_again_before_writing(bench: Bench) -> None:
-    async def nothing(_pull: Pull) -> None:
-        pass
-
-    reason = await _report_with_download_held(bench, nothing)
+    reason = await _report_with_download_held(bench, _nothing, update=True)
     assert reason.startswith("comment ")
-    assert _pull_reads(bench) == 2
+    assert bench.pull_reads == 2
+
+
+async def test_a_first_comment_reads_its_pr_again_however_quick(bench: Bench) -> None:
+    # Whether to look for an existing comment is decided from the PR's count of comments,
+    # as GitHub gives it under the PR's lock. The run's start noted its head (the PR has
+    # a state, and no comment): nothing noted since, and still read again.
+    reason = await _report_with_download_held(bench, _nothing, took=0.0, started=True)
+    assert reason.startswith("comment ")
+    state = await bench.store.get_pull(REPO_ID, 7)
+    assert state is not None
+    assert state.newest_head_sha == HEAD
+    assert bench.pull_reads == 2
 
 
 async def test_a_newer_head_noted_during_a_quick_download_is_read_again(bench: Bench) -> None:
-    """A run started on a newer push, handled while the report downloads, noted the PR's
-    new head: the proof's answer would undo that, so the PR is read again however recent
-    the proof, and the comment says its numbers are for the previous commit."""
+    """A run started on a newer push, handled while the report downloads (two jobs of one
+    PR at once: a replica that stalled past its lease), noted the PR's new head: the
+    proof's answer would undo that, so the PR is read again however recent the proof."""
 
     async def pushed_and_started(pull: Pull) -> None:
         pull.head_sha = NEXT_HEAD
@@ -384,15 +412,80 @@ async def test_a_newer_head_noted_during_a_quick_download_is_read_again(bench: B
             bench.world.repo, 1002, NEXT_HEAD, pull.head_ref, status="queued"
         )
         noted = await bench.run("workflow_run", bench.run_payload(started, "requested"), "d2")
-        assert noted == "PR 7 has no comment to mark stale yet"
+        assert noted.startswith("comment ")  # marked stale at once
 
-    reason = await _report_with_download_held(bench, pushed_and_started, took=0.0)
+    reason = await _report_with_download_held(bench, pushed_and_started, took=0.0, update=True)
     assert reason.startswith("comment ")
+    assert bench.pull_reads == 3  # the proof, the started run's own, and the read again
     (comment,) = bench.fake.bot_comments(bench.world.repo, 7)
     assert "These numbers are for the previous commit <code>aaaaaaa</code>" in comment.body
     state = await bench.store.get_pull(REPO_ID, 7)
     assert state is not None
     assert state.newest_head_sha == NEXT_HEAD
+
+
+async def test_a_push_back_to_the_shown_head_during_a_quick_download_is_read_again(
+    bench: Bench,
+) -> None:
+    """The comment shows HEAD; the PR moved to NEXT_HEAD, whose report downloads; meanwhile
+    it is pushed back to HEAD and that run's start noted (the shown head, noted anew). The
+    PR is read again, and the comment says NEXT_HEAD's numbers are for a previous commit."""
+    pull = bench.pull()
+    shown = bench.world.measured_run(pull, 1000)
+    assert (await bench.run("workflow_run", bench.run_payload(shown), "d0")).startswith("comment ")
+    bench.clock[0] += 60
+    pull.head_sha = NEXT_HEAD
+    moved = bench.world.measured_run(pull, 1001)
+    await bench.run("workflow_run", bench.run_payload(moved, "requested"), "d1r")
+    before = len(bench.fake.requests)
+    hold: Hold = bench.fake.hold_next("/blobs/")
+    task = asyncio.create_task(bench.run("workflow_run", bench.run_payload(moved), "d1"))
+    await until(hold.reached.is_set, "the report download")
+    await until(lambda: answered(bench.fake.requests[before:], "GET", "/pulls/7"), "the PR's proof")
+    pull.head_sha = HEAD
+    back = bench.fake.add_run(bench.world.repo, 1002, HEAD, pull.head_ref, status="queued")
+    noted = await bench.run("workflow_run", bench.run_payload(back, "requested"), "d2r")
+    assert noted.startswith("comment ")
+    hold.release()
+    assert (await task).startswith("comment ")
+    # The proof, the started run's own, and the read again before the write.
+    assert _pull_reads(bench.fake.requests[before:]) == 3
+    state = await bench.store.get_pull(REPO_ID, 7)
+    assert state is not None
+    assert state.newest_head_sha == HEAD
+    (comment,) = bench.fake.bot_comments(bench.world.repo, 7)
+    assert "These numbers are for the previous commit <code>bbbbbbb</code>" in comment.body
+
+
+async def test_two_first_reports_at_once_leave_one_comment(bench: Bench) -> None:
+    """Two runs of a PR reported at once (a replica that stalled past its lease): the first
+    one's comment lands and its check run fails, so the PR's state is not saved. The second
+    reads the PR under the lock, sees the comment, and edits it rather than adding one."""
+    pull = bench.pull()
+    a, b = bench.world.measured_run(pull, 1001), bench.world.measured_run(pull, 1002)
+    hold_a: Hold = bench.fake.hold_next("/blobs/")
+    first = asyncio.create_task(bench.run("workflow_run", bench.run_payload(a), "da"))
+    await until(hold_a.reached.is_set, "the first report's download")
+    hold_b: Hold = bench.fake.hold_next("/blobs/")
+    second = asyncio.create_task(bench.run("workflow_run", bench.run_payload(b), "db"))
+    await until(hold_b.reached.is_set, "the second report's download")
+    bench.fake.fail_next(count=1, status=422, path_contains="check-runs")
+    hold_a.release()
+    with pytest.raises(GitHubError):
+        await first
+    assert await bench.store.get_pull(REPO_ID, 7) is None
+    hold_b.release()
+    assert (await second).startswith("comment ")
+    assert len(bench.fake.bot_comments(bench.world.repo, 7)) == 1
+
+
+def test_a_proof_from_a_clock_that_stepped_back_does_not_stand() -> None:
+    shown = PullState(REPO_ID, 7, comment_id=12, newest_head_sha=HEAD, reported_head_sha=HEAD)
+    proved_at = 1_000.0
+    assert proof_stands(shown, shown, 7, proved_at, proved_at + 1)
+    assert not proof_stands(shown, shown, 7, proved_at, proved_at - 1)  # the clock went back
+    assert not proof_stands(shown, shown, 8, proved_at, proved_at + 1)  # another PR's state
+    assert not proof_stands(shown, None, 7, proved_at, proved_at + 1)  # not read before
 
 
 async def test_a_pr_closed_while_its_report_downloads_gets_nothing(bench: Bench) -> None:

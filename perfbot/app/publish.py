@@ -4,9 +4,10 @@ PR's lock, and never over a newer result.
 Asked again just before writing, because the download and the judging may have taken a
 while: is the PR still open and still the one the run measured, may perfbot still write
 there, and does the comment already show something newer (a later attempt of the run, or
-a later head proven after this run was)? GitHub is asked again only when the proof is
-older than ``PROOF_FRESH_SECONDS`` or the store has noted a head since (``proof_stands``);
-else the proof's own answer is the PR as it is now, and the update reads the PR once.
+a later head proven after this run was)? An update of an existing comment asks GitHub
+again only when its proof is older than ``PROOF_FRESH_SECONDS`` or the store noted a head
+after the proof began (``proof_stands``); else the proof's answer is the PR as it is now,
+and the update reads the PR once.
 
 The comment is written as ``comment:`` says (``RepoConfig.writes_comment``: one that
 exists is always kept up to date); the report is stored with the PR either way, and laid
@@ -28,9 +29,11 @@ from perfbot.github.types import PullInfo
 from perfbot.store.base import PullState
 
 CHECK_RUN_NAME: Final = "perfbot"
-# A proof this recent is the PR as GitHub shows it now: the write it allows waits for its
-# installation's pace after the check anyway (up to ``perfbot.github.pacing.HORIZON``
-# seconds), so a second read this soon narrowed the window by no more than that wait.
+# A proof this recent stands for the PR as GitHub shows it now. A close, a relabel or a
+# push after whichever read came last goes unseen until the write, and the write waits for
+# its installation's pace after the read (up to ``perfbot.github.pacing.HORIZON`` seconds);
+# a second read this soon shortened that unseen window by at most this much. A push is
+# told anyway: its run's start notes the new head, and the comment is marked stale.
 PROOF_FRESH_SECONDS: Final = 2.0
 
 
@@ -42,10 +45,13 @@ async def post_report(
     config: RepoConfig,
     *,
     proved_at: float,
+    before_proof: PullState | None,
 ) -> str:
     """Write ``report`` of ``run`` to ``pull``; how the job ended, in one line.
 
     ``proved_at``: when the run's PR was proven, which orders it among the PR's results.
+    ``before_proof``: the store's state of the PR as read before the proof was asked for
+    (None: not read), which tells whether a head was noted since (``proof_stands``).
     """
     async with pull_lock(ctx, run.repo_id, pull.number):
         state = await ctx.store.get_pull(run.repo_id, pull.number)
@@ -53,7 +59,7 @@ async def post_report(
             return ctx.ended(f"not posted: PR {pull.number} already shows a newer result")
         fresh = (
             pull
-            if proof_stands(state, run, proved_at, ctx.now())
+            if proof_stands(state, before_proof, pull.number, proved_at, ctx.now())
             else await ctx.installation.get_pull(run.owner, run.name, pull.number)
         )
         refused = await report_refused(ctx, run, pull.number, fresh)
@@ -165,15 +171,26 @@ def superseded(state: PullState, run: Run, proved_at: float) -> bool:
     return state.reported_run_id == run.id and (state.reported_run_attempt or 0) > run.attempt
 
 
-def proof_stands(state: PullState | None, run: Run, proved_at: float, now: float) -> bool:
-    """Whether the PR as its proof read it is still the PR to write to: read within
-    ``PROOF_FRESH_SECONDS``, and no head noted since but this run's or the one shown (a
-    run started on a newer push noted its head, which the proof's answer would undo)."""
-    if now - proved_at > PROOF_FRESH_SECONDS:
+def proof_stands(
+    state: PullState | None,
+    before_proof: PullState | None,
+    number: int,
+    proved_at: float,
+    now: float,
+) -> bool:
+    """Whether the PR as its proof read it is still the PR to write to, without asking
+    GitHub again: the proof is recent (``PROOF_FRESH_SECONDS``; a clock that stepped back
+    is not trusted), the comment exists (a first comment decides from the PR's count of
+    comments whether to look for one, a count read under the PR's lock), and the PR's
+    newest head in the store is the one noted before the proof began (a run started on
+    another push since noted its head, which the proof's answer would undo)."""
+    if not 0 <= now - proved_at <= PROOF_FRESH_SECONDS:
         return False
-    if state is None or state.newest_head_sha is None:
-        return True
-    return state.newest_head_sha in (run.head_sha, state.reported_head_sha)
+    if state is None or state.comment_id is None:
+        return False
+    if before_proof is None or before_proof.number != number:
+        return False
+    return state.newest_head_sha == before_proof.newest_head_sha
 
 
 def pull_moved(run: Run, number: int, fresh: PullInfo | None) -> str | None:

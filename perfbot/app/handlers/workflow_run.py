@@ -45,6 +45,13 @@ async def on_pull_run_completed(ctx: JobContext, job: PullRunCompleted) -> str:
     early = len(run.hinted_pulls) == 1 and isinstance(source, ArtifactInfo)
     reading = asyncio.ensure_future(_contents(ctx, run, source)) if early else None
     try:
+        # The PR's state before its proof is asked for: a head noted after this read is
+        # one the proof's answer may not know (``post_report`` then reads the PR again).
+        before_proof = (
+            await ctx.store.get_pull(run.repo_id, run.hinted_pulls[0])
+            if len(run.hinted_pulls) == 1
+            else None
+        )
         pull = await proven_pull(ctx.installation, run, artifacts, loaded.repo_config, ctx.log)
     except BaseException:
         _abandon(reading)
@@ -56,7 +63,9 @@ async def on_pull_run_completed(ctx: JobContext, job: PullRunCompleted) -> str:
     contents = await reading if reading is not None else await _contents(ctx, run, source)
     report = await judge_for_pull(ctx, run, pull, contents, loaded)
     await record_report_measurements(ctx, run, pull, report.sides)
-    return await post_report(ctx, run, pull, report, loaded.repo_config, proved_at=proved_at)
+    return await post_report(
+        ctx, run, pull, report, loaded.repo_config, proved_at=proved_at, before_proof=before_proof
+    )
 
 
 async def _report_source(
