@@ -41,7 +41,8 @@ _CACHED_STATEMENTS: Final = 256
 # connection after each of these pauses, then handed to the store's thread. The lock's
 # holder is most often the other process's own small write, over within a millisecond;
 # a pause of the task costs a timer, the thread a hop there and back and turns at the GIL.
-LOCK_PAUSES: Final = (0.0005, 0.002)
+# (The loop's timers tick in milliseconds: a shorter pause lasts as long.)
+LOCK_PAUSES: Final = (0.001, 0.002)
 
 DeliveryRow = tuple[str, str, str | None, NewJob | None, float]
 # How a write tried on the loop's connection went (``GroupCommit.observe``): committed at
@@ -188,8 +189,11 @@ class GroupCommit:
         self, write: Callable[[sqlite3.Connection], T], *, alone: bool = False
     ) -> T | None:
         """``write`` on the loop's connection: at once, or after a pause when another
-        connection holds the write lock (``LOCK_PAUSES``), else not at all. Counted once,
-        ``LOCK_HELD`` when it met the lock. ``alone``: it is one statement, its own
+        connection holds the write lock (``LOCK_PAUSES``), else not at all. Counted once
+        it lands or goes to the thread, ``LOCK_HELD`` when it met the lock. A caller
+        cancelled during a pause drops its write, as a write cancelled before the thread
+        started it always was; a store closed meanwhile refuses it, as it refuses any
+        write after ``close``. ``alone``: it is one statement, its own
         transaction (autocommit): BEGIN IMMEDIATE and COMMIT around it were two more
         statements to run for nothing, a write lock it could not get is the same refusal,
         and the thread, which waits for the lock, runs it under BEGIN IMMEDIATE as ever."""
