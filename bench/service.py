@@ -11,8 +11,8 @@
     production, and is not what is measured); each process's RSS at the end.
   * SQLite writes per event, as perfbot's /metrics counts them
     (perfbot_sqlite_loop_writes_total): the small writes tried on the event loop's
-    connection, and the share that met another process's write lock and waited on the
-    store's thread (with one process, none should).
+    connection, and the share that met another process's write lock and waited for it
+    (a pause or two on the loop, then on the store's thread; with one process, none should).
   * REST calls per event, as counted by the fake (calls that count against the
     installation's rate limit; the token exchange and a 304 to a conditional read do
     not): a first comment on a cold repository, a first comment once the configuration is

@@ -190,13 +190,16 @@ class GroupCommit:
     ) -> T | None:
         """``write`` on the loop's connection: at once, or after a pause when another
         connection holds the write lock (``LOCK_PAUSES``), else not at all. Counted once
-        it lands or goes to the thread, ``LOCK_HELD`` when it met the lock. A caller
-        cancelled during a pause drops its write, as a write cancelled before the thread
-        started it always was; a store closed meanwhile refuses it, as it refuses any
-        write after ``close``. ``alone``: it is one statement, its own
-        transaction (autocommit): BEGIN IMMEDIATE and COMMIT around it were two more
-        statements to run for nothing, a write lock it could not get is the same refusal,
-        and the thread, which waits for the lock, runs it under BEGIN IMMEDIATE as ever."""
+        it lands or goes to the thread, ``LOCK_HELD`` when it met the lock.
+
+        A caller cancelled during a pause drops its write, as a write cancelled before the
+        thread started it always was; a store closed meanwhile refuses it, as it refuses
+        any write after ``close``.
+
+        ``alone``: it is one statement, its own transaction (autocommit): BEGIN IMMEDIATE
+        and COMMIT around it were two more statements to run for nothing, a write lock it
+        could not get is the same refusal, and the thread, which waits for the lock, runs
+        it under BEGIN IMMEDIATE as ever."""
         met_lock, pauses = False, iter(LOCK_PAUSES)
         while True:
             conn = self._connection()

@@ -10,6 +10,8 @@ import shutil
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import psycopg
@@ -806,9 +808,12 @@ async def test_waiting_for_the_write_lock_leaves_the_loop_running(tmp_path: Path
         await store.close()
 
 
-async def test_writes_that_met_another_connections_lock_are_counted(tmp_path: Path) -> None:
-    # perfbot_sqlite_loop_writes_total: a write on a free file is committed at once; one
-    # that meets another process's write lock is handed to the thread, and told so.
+@asynccontextmanager
+async def _beside_another_process(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[SQLiteStore, list[str], sqlite3.Connection]]:
+    """A SQLite store whose writes' outcomes are kept in a list, and a connection to its
+    file of its own (another process's, as far as the store can tell)."""
     path = str(tmp_path / "perfbot.db")
     store = SQLiteStore(path)
     await store.setup()
@@ -816,6 +821,16 @@ async def test_writes_that_met_another_connections_lock_are_counted(tmp_path: Pa
     store.observe_writes(seen.append)
     other_process = sqlite3.connect(path, isolation_level=None)
     try:
+        yield store, seen, other_process
+    finally:
+        other_process.close()
+        await store.close()
+
+
+async def test_writes_that_met_another_connections_lock_are_counted(tmp_path: Path) -> None:
+    # perfbot_sqlite_loop_writes_total: a write on a free file is committed at once; one
+    # that meets another process's write lock waits for it, and is told so.
+    async with _beside_another_process(tmp_path) as (store, seen, other_process):
         assert await store.try_lock("pull:1:7", "w:1", 15, NOW)
         assert await store.record_delivery("d1", "push", None, new_job(), NOW)
         assert seen == ["at_once", "at_once"]
@@ -828,9 +843,6 @@ async def test_writes_that_met_another_connections_lock_are_counted(tmp_path: Pa
         await within(unlock, 5)
         assert await within(delivery, 5)
         assert await store.lock_holder("pull:1:7", NOW) is None  # the waited write landed
-    finally:
-        other_process.close()
-        await store.close()
 
 
 async def test_a_one_statement_write_on_the_loop_is_its_own_transaction(tmp_path: Path) -> None:
@@ -868,13 +880,7 @@ async def test_a_write_that_met_a_short_lock_lands_on_the_loop_after_a_pause(
     # again on the loop's connection (no hop to the store's thread), and counted once as
     # having met the lock.
     monkeypatch.setattr(group_commit, "LOCK_PAUSES", (0.5,))
-    path = str(tmp_path / "perfbot.db")
-    store = SQLiteStore(path)
-    await store.setup()
-    seen: list[str] = []
-    store.observe_writes(seen.append)
-    other_process = sqlite3.connect(path, isolation_level=None)
-    try:
+    async with _beside_another_process(tmp_path) as (store, seen, other_process):
         assert await store.try_lock("pull:1:7", "w:1", 15, NOW)
         loop_connection = store._deliveries._connection()
         assert loop_connection is not None
@@ -889,9 +895,6 @@ async def test_a_write_that_met_a_short_lock_lands_on_the_loop_after_a_pause(
         assert [statement.split()[0] for statement in ran] == ["DELETE", "DELETE"]
         assert seen == ["at_once", "lock_held"]
         assert await store.lock_holder("pull:1:7", NOW) is None
-    finally:
-        other_process.close()
-        await store.close()
 
 
 async def test_deliveries_written_on_the_loop_are_checkpointed(
