@@ -10,6 +10,7 @@
     │   ├── AuthFailed                        perfbot.github.errors             retryable
     │   ├── WaitForTurn                       perfbot.github.errors             retryable
     │   └── ArtifactGone                      perfbot.github.errors
+    ├── WireError                             perfbot.github.wire               retryable
     ├── DatabaseUnavailable (RuntimeError)    perfbot.store.postgres            retryable
     ├── SchemaTooNew (RuntimeError)           perfbot.store._migrations
     ├── Lost                                  perfbot.support.keepalive
@@ -44,6 +45,8 @@ What each means:
   is a 401 (retried so deliveries outlive a credentials fix); ArtifactGone a 404/410.
   WaitForTurn: perfbot's own write pace holds the job back (``retry_after``); like Paced,
   the job goes back to the queue without spending an attempt.
+- WireError: a connection to GitHub or its storage failed, or an answer broke HTTP; the
+  GitHub calls map it to GitHubUnavailable, and it names no URL.
 - DatabaseUnavailable: PostgreSQL could not be reached or logged into. SchemaTooNew: the
   database was migrated by a newer perfbot.
 - Lost: a lease or lock expired while its block ran (``perfbot.support.keepalive``).

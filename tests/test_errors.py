@@ -36,6 +36,7 @@ from perfbot.github.errors import (
     RateLimited,
     WaitForTurn,
 )
+from perfbot.github.wire import WireError
 from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.store.base import JobOutcome, JobStatus, NewJob
 from perfbot.store.postgres import DatabaseUnavailable
@@ -152,6 +153,7 @@ FAILURES: list[PerfbotError] = [
     BadPayload("the job's payload is not a JSON object"),
     JobTooNew("job payload version 3 is newer than this perfbot"),
     Lost("the lease of job 1"),
+    WireError("the connection closed before the answer ended"),
 ]
 
 

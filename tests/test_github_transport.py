@@ -1,4 +1,4 @@
-"""The App's HTTP path to GitHub (its wire over aiohttp) against real sockets on loopback."""
+"""The App's HTTP path to GitHub (its wire, perfbot's pools) against real sockets on loopback."""
 
 from __future__ import annotations
 
@@ -79,8 +79,8 @@ async def test_cookies_set_for_one_installation_never_reach_another() -> None:
         Route("/repos/acme/widget/pulls/{number}", pull),
     ]
     with served(Starlette(routes=routes)) as base_url:
-        # A host name, not an IP address: aiohttp's default cookie jar ignores cookies
-        # from IP addresses, and GitHub is always reached by name.
+        # A host name, not an IP address: a cookie jar (aiohttp's, httpx's) may ignore
+        # cookies from IP addresses, and GitHub is always reached by name.
         async with app_client(base_url.replace("127.0.0.1", "localhost")) as app:
             for installation in (5, 6, 5):
                 async with app.installation(installation) as calls:
@@ -91,7 +91,7 @@ async def test_cookies_set_for_one_installation_never_reach_another() -> None:
 async def test_a_peer_that_never_answers_costs_one_deadline_not_a_hung_job(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """aiohttp has no write timeout: the call's deadline ends a request nobody reads."""
+    """The pools have no write timeout: the call's deadline ends a request nobody reads."""
     monkeypatch.setattr(wire, "DEADLINE_SECONDS", 0.5)
     held: list[asyncio.StreamWriter] = []
 

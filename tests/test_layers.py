@@ -58,7 +58,7 @@ LAYER_OF_PART = {
 # Only the GitHub adapter talks HTTP: these are its libraries (top-level import names).
 # The sandbox is GitHub's side of the same wire, so it may use them too.
 HTTP_LIBRARIES = frozenset(
-    {"githubkit", "githubkit_schemas", "httpx", "httpcore", "aiohttp", "multidict", "yarl", "jwt"}
+    {"githubkit", "githubkit_schemas", "httpx", "httpcore", "httptools", "multidict", "jwt"}
 )
 HTTP_LAYERS = frozenset({"github", "sandbox"})
 # Network, database and server libraries, which the pure code must not load.
@@ -208,7 +208,7 @@ def test_the_top_level_stays_small() -> None:
         ("perfbot.github.app", "from perfbot.app.worker import Worker\n"),
         ("perfbot.support.retry", "from perfbot.engine import compare\n"),
         ("perfbot.app.server", "import httpx\n"),
-        ("perfbot.app.actions", "from aiohttp import ClientSession\n"),
+        ("perfbot.app.actions", "import httptools\n"),
         ("perfbot.cli", "def main() -> None:\n    import jwt\n"),
         ("perfbot.model", "from perfbot.engine.judge.compare import Verdict\n"),
         ("perfbot.engine.judge.compare", "from perfbot.engine.show.escape import text\n"),

@@ -7,12 +7,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Callable
 
 import httpx
 import pytest
-from aiohttp import web
 from githubkit.auth.app import AppAuth
 from multidict import CIMultiDict
 
@@ -25,6 +23,7 @@ from perfbot.github.storage import fetch_blob
 from perfbot.github.wire import API_VERSION, API_VERSION_HEADER, Answer, Call, Metered
 from perfbot.sandbox.fakegithub import rsa_keypair
 from perfbot.support.metrics import Metrics
+from tests.rawpeer import header_lines, peer_answering
 
 BASE = "https://api.example.test"
 TOKEN_PATH = "/app/installations/5/access_tokens"
@@ -97,38 +96,21 @@ async def test_the_deadline_ends_a_call_and_is_counted(monkeypatch: pytest.Monke
     assert counted(metrics) == {("POST", "deadline"): 1.0}
 
 
-@asynccontextmanager
-async def serving(routes: list[web.RouteDef]) -> AsyncIterator[str]:
-    app = web.Application()
-    app.add_routes(routes)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+def answer(status: str, body: bytes = b"", *headers: str) -> bytes:
+    head = "".join(f"{line}\r\n" for line in (*headers, f"Content-Length: {len(body)}"))
+    return f"HTTP/1.1 {status}\r\n{head}\r\n".encode() + body
 
 
 async def test_the_pools_follow_no_redirect_bound_a_body_and_undo_gzip() -> None:
-    seen: list[CIMultiDict[str]] = []
-
-    async def moved(request: web.Request) -> web.Response:
-        seen.append(CIMultiDict(request.headers))
-        return web.Response(status=302, headers={"Location": "/elsewhere"})
-
-    async def big(request: web.Request) -> web.Response:
-        return web.Response(body=b"x" * 10_000)
-
-    async def zipped(request: web.Request) -> web.Response:
-        body = gzip.compress(b'{"ok": true}')
-        return web.Response(body=body, headers={"Content-Encoding": "gzip"})
-
-    routes = [web.get("/moved", moved), web.get("/big", big), web.get("/zipped", zipped)]
+    answers = (
+        answer("302 Found", b"", "Location: /elsewhere"),
+        answer("200 OK", b"x" * 10_000),
+        answer("200 OK", b"x" * 10_000),
+        answer("200 OK", gzip.compress(b'{"ok": true}'), "Content-Encoding: gzip"),
+    )
     metrics = Metrics()
-    async with serving(routes) as base:
+    async with peer_answering(*answers) as peer:
+        base = peer.url
         pools = Metered(Pools(4), metrics)
         try:
             redirect = await pools.send(call(url=f"{base}/moved", **{"User-Agent": "perfbot"}))
@@ -138,9 +120,11 @@ async def test_the_pools_follow_no_redirect_bound_a_body_and_undo_gzip() -> None
         finally:
             await pools.close()
     assert (redirect.status_code, redirect.headers["location"]) == (302, "/elsewhere")
-    # Only the call's own headers (and the ones HTTP needs), none of aiohttp's defaults.
-    assert seen[0]["User-Agent"] == "perfbot"
-    assert "Accept" not in seen[0]
+    # Only the call's own headers (and the ones HTTP needs), no library's defaults.
+    assert header_lines(peer.requests[0]) == [
+        ("Host", base.removeprefix("http://")),
+        ("User-Agent", "perfbot"),
+    ]
     assert (cut.whole, len(cut.content)) == (False, 4_000)
     assert (whole.whole, len(whole.content)) == (True, 10_000)
     assert json.loads(unzipped.content) == {"ok": True}
@@ -148,14 +132,8 @@ async def test_the_pools_follow_no_redirect_bound_a_body_and_undo_gzip() -> None
 
 
 async def test_the_pools_send_exactly_the_calls_headers_in_their_order() -> None:
-    """What aiohttp adds (a Host, a body's length and type) and nothing of its defaults
-    (User-Agent, Accept, Accept-Encoding), whichever of them a call names itself."""
-    seen: list[list[tuple[str, str]]] = []
-
-    async def echo(request: web.Request) -> web.Response:
-        seen.append([(k.decode(), v.decode()) for k, v in request.raw_headers])
-        return web.Response(body=b"{}")
-
+    """What HTTP/1.1 needs added (a Host, a body's length) and nothing else: no User-Agent,
+    Accept, Accept-Encoding or Content-Type the call did not name itself."""
     api = {
         "User-Agent": "GitHubKit/Python",
         "Accept": "application/vnd.github+json",
@@ -171,8 +149,8 @@ async def test_the_pools_send_exactly_the_calls_headers_in_their_order() -> None
         ("GET", lower, None),
         ("GET", {}, None),
     ]
-    routes = [web.get("/x", echo), web.post("/x", echo), web.patch("/x", echo)]
-    async with serving(routes) as base:
+    async with peer_answering(*[answer("200 OK", b"{}")] * len(sent)) as peer:
+        base = peer.url
         pools = Metered(Pools(4), None)
         try:
             for method, headers, body in sent:
@@ -180,33 +158,23 @@ async def test_the_pools_send_exactly_the_calls_headers_in_their_order() -> None
         finally:
             await pools.close()
     host = ("Host", base.removeprefix("http://"))
-    assert seen == [
+    assert [header_lines(request) for request in peer.requests] == [
         [host, ("User-Agent", "perfbot")],
         [host, *api.items()],
         [host, *api.items(), ("Content-Type", "application/json"), ("Content-Length", "7")],
-        [
-            host,
-            ("User-Agent", "u"),
-            ("Accept", "*/*"),
-            ("Content-Length", "1"),
-            ("Content-Type", "application/octet-stream"),
-        ],
+        [host, ("User-Agent", "u"), ("Accept", "*/*"), ("Content-Length", "1")],
         [host, *lower.items()],
         [host],
+    ]
+    assert [request.split(b" ", 1)[0] for request in peer.requests] == [
+        method.encode() for method, _, _ in sent
     ]
 
 
 async def test_an_artifact_past_its_limit_is_refused_and_storage_sees_no_credential() -> None:
-    seen: list[CIMultiDict[str]] = []
-
-    async def blob(request: web.Request) -> web.Response:
-        seen.append(CIMultiDict(request.headers))
-        return web.Response(body=b"z" * 5_000)
-
-    async def gone(request: web.Request) -> web.Response:
-        return web.Response(status=404, body=b"n" * 5_000)
-
-    async with serving([web.get("/blob", blob), web.get("/gone", gone)]) as base:
+    blob = answer("200 OK", b"z" * 5_000)
+    async with peer_answering(blob, blob, answer("404 Not Found", b"n" * 5_000)) as peer:
+        base = peer.url
         storage = Metered(Pools(4), None)
         try:
             assert await fetch_blob(storage, f"{base}/blob?sig=s", 5_000) == b"z" * 5_000
@@ -217,7 +185,16 @@ async def test_an_artifact_past_its_limit_is_refused_and_storage_sees_no_credent
                 await fetch_blob(storage, f"{base}/gone", 100)
         finally:
             await storage.close()
-    assert all("Authorization" not in headers for headers in seen)
+    assert [request.split(b" ", 2)[1] for request in peer.requests] == [
+        b"/blob?sig=s",
+        b"/blob?sig=s",
+        b"/gone",
+    ]
+    assert all(
+        name.lower() != "authorization"
+        for request in peer.requests
+        for name, _ in header_lines(request)
+    )
 
 
 Handler = Callable[[httpx.Request], httpx.Response]

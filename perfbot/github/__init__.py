@@ -1,4 +1,4 @@
-"""The adapter to GitHub: the only package that imports githubkit, httpx, aiohttp or jwt.
+"""The adapter to GitHub: the only package that imports githubkit, httpx, httptools or jwt.
 
 * ``errors``: the typed errors GitHub's failures map to (``retryable`` says: try later).
 * ``types``: plain dataclasses of what perfbot reads (pulls, comments, artifacts, runs),

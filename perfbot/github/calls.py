@@ -2,7 +2,7 @@
 
 ``installation.Installation`` is the real one (githubkit over HTTP); the tests' fake
 GitHub answers the same calls over its own transport. Importable without githubkit,
-httpx or aiohttp, so the job context and the comment's composition stay free of I/O.
+httpx or httptools, so the job context and the comment's composition stay free of I/O.
 """
 
 from __future__ import annotations

@@ -3,14 +3,14 @@ credential, no redirect and no cookie, and bounded in size."""
 
 from __future__ import annotations
 
-import aiohttp
+from urllib.parse import urlsplit
+
 import httpx
 from multidict import CIMultiDict
-from yarl import URL
 
 from perfbot.github.errors import ArtifactGone, GitHubError, GitHubUnavailable
 from perfbot.github.transport import USER_AGENT
-from perfbot.github.wire import Call, Wire
+from perfbot.github.wire import Call, Wire, WireError
 
 
 async def fetch_blob(storage: Wire, location: str, max_bytes: int) -> bytes:
@@ -18,10 +18,10 @@ async def fetch_blob(storage: Wire, location: str, max_bytes: int) -> bytes:
     # Straight into the storage's wire, with the user agent as its only header: no
     # credential, no redirect, and no cookie kept from one installation's download to
     # the next.
-    call = Call("GET", location, URL(location).path, CIMultiDict({"User-Agent": USER_AGENT}))
+    call = Call("GET", location, urlsplit(location).path, CIMultiDict({"User-Agent": USER_AGENT}))
     try:
         blob = await storage.send(call, limit=max_bytes)
-    except (httpx.HTTPError, aiohttp.ClientError, TimeoutError, ValueError) as exc:
+    except (httpx.HTTPError, WireError, TimeoutError, ValueError) as exc:
         # An error's message may carry the signed URL: name only the kind.
         raise GitHubUnavailable(f"artifact download failed ({type(exc).__name__})") from None
     status = blob.status_code

@@ -1,7 +1,7 @@
 """How perfbot talks to GitHub: githubkit over the shared wire, errors mapped once.
 
-* One wire (``wire``) under every request of the process: shared connection pools over
-  aiohttp (``pools``), the call's deadline, the metrics, the API version and the dry
+* One wire (``wire``) under every request of the process: shared connection pools
+  (``pools``), the call's deadline, the metrics, the API version and the dry
   run's gate; githubkit's clients reach it through ``httpx_edge.HttpxEdge``.
 * A timeout on every call and a deadline for each request to be answered; GETs are
   retried a few times on 5xx and timeouts, never a POST or PATCH, which the job queue
@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Final, TypeVar
 
-import aiohttp
 import httpx
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.cache import MemCacheStrategy
@@ -37,7 +36,7 @@ from githubkit.exception import (
 from perfbot.github import wire
 from perfbot.github.errors import AuthFailed, GitHubError, GitHubUnavailable, RateLimited
 from perfbot.github.httpx_edge import HttpxEdge
-from perfbot.github.wire import Wire
+from perfbot.github.wire import Wire, WireError
 
 T = TypeVar("T")
 
@@ -130,7 +129,7 @@ async def _mapped(send: Callable[[], Awaitable[T]]) -> T:
         if isinstance(exc.exc, RequestFailed):
             raise _status_error(exc.exc.response.status_code, "token exchange") from None
         raise GitHubUnavailable(f"GitHub could not be reached ({type(exc).__name__})") from None
-    except (GitHubException, httpx.HTTPError, aiohttp.ClientError) as exc:
+    except (GitHubException, httpx.HTTPError, WireError) as exc:
         raise GitHubUnavailable(f"GitHub could not be reached ({type(exc).__name__})") from None
 
 

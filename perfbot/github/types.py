@@ -1,6 +1,6 @@
 """What perfbot reads from GitHub, as plain frozen dataclasses.
 
-Importable without githubkit, httpx or aiohttp: the App's logic (comment, PR proof,
+Importable without githubkit, httpx or httptools: the App's logic (comment, PR proof,
 handlers) takes these types, and only ``installation`` converts GitHub's models into them.
 """
 

@@ -5,7 +5,7 @@ A request is a ``Call`` (method, absolute URL, its path, headers, body) and its 
 each rule lives in one layer:
 
 * ``Metered``: a deadline for each request to be answered (sent and its headers back,
-  whatever each step took on its own: aiohttp has no write timeout, and a peer that stops
+  whatever each step took on its own: the pools have no write timeout, and a peer that stops
   reading a large body would hold the job forever; the body is bounded by the read
   timeout), and each answer counted for the metrics, by method and status only;
 * ``ApiVersioned``: every API request names the one REST API version perfbot speaks,
@@ -14,7 +14,7 @@ each rule lives in one layer:
   models' version, the token exchange and perfbot's own calls name none;
 * ``dryrun_transport.WriteGate``: a dry run's writes stop there.
 
-Under them a ``RawWire`` opens the request: aiohttp's pools (``pools``) in production, an
+Under them a ``RawWire`` opens the request: perfbot's pools (``pools``) in production, an
 httpx transport (``httpx_edge``) in tests and on the Actions path. githubkit's client
 reaches the same layers through ``httpx_edge.HttpxEdge``; perfbot's hot calls (``direct``)
 send their ``Call`` straight in, with no httpx request or response built.
@@ -28,6 +28,7 @@ from typing import Final, Protocol
 
 from multidict import CIMultiDict
 
+from perfbot.errors import PerfbotError
 from perfbot.support.metrics import Metrics
 
 # Seconds to connect, and to wait for each read of an answer.
@@ -43,7 +44,7 @@ API_VERSION_HEADER: Final = "X-GitHub-Api-Version"
 # removed fields, such as a pull's merge_commit_sha, that perfbot never reads), and
 # githubkit's models of the newer one parse the older one's bodies.
 API_VERSIONS: Final = ("2022-11-28", "2026-03-10")
-# The encodings an answer may come in: what every wire undoes (aiohttp's and httpx's alike,
+# The encodings an answer may come in: what every wire undoes (the pools and httpx alike,
 # with no optional package; httpx would ask for brotli or zstd once one is installed).
 ACCEPT_ENCODING: Final = "gzip, deflate"
 
@@ -60,6 +61,13 @@ async def read_within(chunks: AsyncIterator[bytes], limit: int) -> tuple[bytes, 
             return b"".join(kept), False
         kept.append(chunk)
     return b"".join(kept), True
+
+
+class WireError(PerfbotError):
+    """GitHub (or its storage) could not be reached, or its answer broke HTTP: the
+    connection failed or closed mid-answer, or the answer was malformed. Names no URL."""
+
+    retryable = True
 
 
 class Call:
@@ -114,8 +122,8 @@ class Wire(Protocol):
     async def send(self, call: Call, limit: int | None = None) -> Answer:
         """The answer to ``call``; ``limit``: its body read up to that many bytes.
 
-        Raises ``TimeoutError`` when no answer came in time, the transport's own errors
-        when GitHub could not be reached."""
+        Raises ``TimeoutError`` when no answer came in time, ``WireError`` (or, under an
+        httpx transport, httpx's errors) when GitHub could not be reached."""
         ...
 
     async def close(self) -> None: ...

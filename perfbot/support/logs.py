@@ -10,7 +10,7 @@ from typing import Any
 
 # Loggers of the HTTP stack print full URLs at INFO, and an artifact's storage URL is a
 # short-lived credential: they only ever speak at WARNING and above.
-QUIET_LOGGERS = ("httpx", "httpcore", "hishel", "githubkit", "aiohttp")
+QUIET_LOGGERS = ("httpx", "httpcore", "hishel", "githubkit")
 
 
 class JsonFormatter(logging.Formatter):
