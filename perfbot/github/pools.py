@@ -2,10 +2,10 @@
 ``RawWire`` under every request in production (``wire``).
 
 Each request is written whole on an idle connection to its host, or a new one, and its
-answer parsed by ``http11.Connection``. aiohttp did the same job at about 250 µs of CPU
-per request more (its request and response objects, its timers, its stream reader):
-with six requests an update, a seventh of the App's CPU (``bench/service.py``,
-``bench/instructions.py``).
+answer parsed by ``http11.Connection``. aiohttp's client did the same job for twice the
+CPU (its request and response objects, its timers, its stream reader): 236 against 109 µs
+a request in ``bench/wire.py``, and with six requests an update, 7.6 % of the App's
+instructions (``bench/instructions.py``).
 
 A request is sent as its ``Call`` says, with only what HTTP/1.1 needs added: a ``Host``
 and a body's ``Content-Length`` where the call names none. No redirect is followed, no
