@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import socket
+import struct
+import tracemalloc
+import zlib
 
 import pytest
 from multidict import CIMultiDict
@@ -256,3 +260,221 @@ async def test_bytes_after_an_answer_make_its_connection_unusable(
             await wire.close()
     assert first.content == second.content == b"ok"
     assert peer.connections == 2
+
+
+async def test_a_head_line_that_never_ends_is_refused_once_past_the_bound() -> None:
+    async def endless(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nX: ")
+        for _piece in range(40):  # 320 KB in pieces, never a line's end: bounded, and ended
+            writer.write(b"y" * 8_000)
+            await writer.drain()
+            await asyncio.sleep(0.005)
+
+    async with peer_answering(endless) as peer:
+        wire = Metered(Pools(4), None)
+        try:
+            with pytest.raises(WireError, match="head is too large"):
+                await wire.send(get(peer.url))
+        finally:
+            await wire.close()
+
+
+async def test_a_small_gzip_of_a_huge_body_is_decoded_no_further_than_the_limit() -> None:
+    packed = gzip.compress(b"\0" * 50_000_000)
+    bomb = (
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed)
+        + packed
+    )
+    async with peer_answering(bomb) as peer:
+        wire = Metered(Pools(4), None)
+        tracemalloc.start()
+        try:
+            cut = await wire.send(get(peer.url), limit=1_000)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+            await wire.close()
+    assert (cut.whole, cut.content) == (False, b"\0" * 1_000)
+    assert peak < 5_000_000  # the 50 MB it holds was never held
+
+
+async def test_a_reset_in_a_body_without_a_length_is_no_end_of_it() -> None:
+    async def reset(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\npartial-")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()  # with SO_LINGER 0: a reset, not a close
+
+    async with peer_answering(reset) as peer:
+        wire = Metered(Pools(4), None)
+        try:
+            with pytest.raises(WireError, match="closed before the answer"):
+                await wire.send(get(peer.url))
+        finally:
+            await wire.close()
+
+
+class _Transport:
+    """What a Connection sees of its socket, recorded."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.events: list[str] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def pause_reading(self) -> None:
+        self.events.append("pause")
+
+    def resume_reading(self) -> None:
+        self.events.append("resume")
+
+    def close(self) -> None:
+        self.events.append("close")
+
+    def abort(self) -> None:
+        self.events.append("abort")
+
+
+def _connection() -> tuple[http11.Connection, _Transport]:
+    conn, transport = http11.Connection(), _Transport()
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    return conn, transport
+
+
+def test_an_answer_that_ended_while_reading_was_paused_is_not_reused() -> None:
+    conn, transport = _connection()
+    conn.expect(b"GET / HTTP/1.1\r\n\r\n")
+    body = b"z" * (http11.BUFFER_HIGH_BYTES + 1)
+    conn.data_received(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    assert conn.complete
+    assert transport.events == ["pause"]
+    assert not conn.reusable  # its reading is paused: a next answer would never be read
+    conn.expect(b"GET / HTTP/1.1\r\n\r\n")  # were it used again, reading resumes first
+    assert transport.events == ["pause", "resume"]
+
+
+def test_a_connection_given_up_on_is_aborted_and_a_finished_one_kept() -> None:
+    wire = Pools(4)
+    given_up, aborted = _connection()
+    given_up.expect(b"GET / HTTP/1.1\r\n\r\n")
+    given_up.data_received(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf")
+    wire.give_back(("http", "h", 80), given_up)
+    finished, kept = _connection()
+    finished.expect(b"GET / HTTP/1.1\r\n\r\n")
+    finished.data_received(OK)
+    wire.give_back(("http", "h", 80), finished)
+    # The rest of an unwanted answer (or an unread request body) is dropped at once.
+    assert aborted.events == ["abort"]
+    assert kept.events == []
+    assert wire._idle_connection(("http", "h", 80)) is finished
+
+
+@pytest.mark.parametrize(("method", "retried"), [("GET", True), ("POST", False)])
+async def test_a_kept_connection_closed_before_any_answer_is_retried_only_if_idempotent(
+    method: str, retried: bool
+) -> None:
+    async def hang_up(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()  # read the request, closed without a byte of answer
+
+    async with peer_answering(OK, hang_up, OK) as peer:
+        wire = Metered(Pools(4), None)
+        try:
+            await wire.send(get(peer.url))
+            again = Call(method, peer.url + "/x", "/x", CIMultiDict())
+            if retried:
+                assert (await wire.send(again)).content == b"ok"
+            else:
+                with pytest.raises(WireError, match="closed before the answer"):
+                    await wire.send(again)
+        finally:
+            await wire.close()
+    assert peer.connections == (2 if retried else 1)
+
+
+async def test_a_connect_past_its_time_is_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pools, "CONNECT_SECONDS", 0.05)
+    loop = asyncio.get_running_loop()
+
+    async def never_connects(*args: object, **kwargs: object) -> None:
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(loop, "create_connection", never_connects)
+    wire = Pools(4)
+    try:
+        with pytest.raises(TimeoutError):
+            await wire.open(get("http://127.0.0.1:9"))
+    finally:
+        await wire.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "body"),
+    [
+        (b"HTTP/1.1 304 Not Modified\r\nContent-Encoding: br\r\n\r\n", b""),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Length: 7\r\n\r\n"
+            + zlib.compress(b"hello")[2:-4],
+            b"hello",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s"
+            % (
+                len(gzip.compress(b"one,") + gzip.compress(b"two")),
+                gzip.compress(b"one,") + gzip.compress(b"two"),
+            ),
+            b"one,two",
+        ),
+    ],
+    ids=["a 304 naming an encoding", "raw deflate", "two gzip members"],
+)
+async def test_content_codings_as_servers_send_them(answer: bytes, body: bytes) -> None:
+    async with peer_answering(answer) as peer:
+        wire = Metered(Pools(4), None)
+        try:
+            got = await wire.send(get(peer.url))
+        finally:
+            await wire.close()
+    assert (got.content, got.whole) == (body, True)
+
+
+async def test_a_gzip_cut_short_is_a_wire_error() -> None:
+    packed = gzip.compress(b"x" * 1000)[:-8]
+    cut = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed)
+    async with peer_answering(cut + packed) as peer:
+        wire = Metered(Pools(4), None)
+        try:
+            with pytest.raises(WireError, match="cut short"):
+                await wire.send(get(peer.url))
+        finally:
+            await wire.close()
+
+
+def test_a_query_without_a_path_is_kept_and_credentials_in_a_url_are_refused() -> None:
+    wire = Pools(4)
+    assert wire._split("http://h.example?per_page=100") == (
+        ("http", "h.example", 80),
+        b"h.example",
+        b"/?per_page=100",
+    )
+    assert wire._split("https://h.example:8443/a/b?c=/d#frag")[2] == b"/a/b?c=/d"
+    with pytest.raises(ValueError, match="credentials"):
+        wire._split("https://user:pw@h.example/x")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        Call("GET /admin HTTP/1.1\r\nX:", "http://h/x", "/x", CIMultiDict()),
+        Call("GET", "http://h/x", "/x", CIMultiDict({"Transfer-Encoding": "chunked"})),
+        Call("GET", "http://h/x", "/x", CIMultiDict({"Transfer-Encoding ": "x"})),
+        Call("GET", "http://h/x", "/x", CIMultiDict({"A:B": "c"})),
+    ],
+    ids=["a method with a request in it", "a transfer coding", "a space", "a colon"],
+)
+def test_a_method_or_header_name_that_is_no_token_is_refused(call: Call) -> None:
+    with pytest.raises(ValueError, match=r"token|transfer coding"):
+        pools._request(call, b"h", b"/x")

@@ -34,12 +34,15 @@ class Connection(asyncio.Protocol):
         self._expecting = False
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
+        # Whether any byte of an answer to the request in flight arrived.
+        self.answered_any = False
+        self._head_bytes = 0  # bytes received before the answer's head ended
         self._clear()
 
     def _clear(self) -> None:
         self.status = 0
         self.headers: list[tuple[str, str]] = []
-        self._head_bytes = 0
+        self._header_bytes = 0
         self.head_done = False
         self.complete = False
         self.keep_alive = False
@@ -55,12 +58,23 @@ class Connection(asyncio.Protocol):
             raise WireError("the connection is closed")
         self._clear()
         self._expecting = True
+        self.answered_any = False
+        self._head_bytes = 0
+        if self._paused:  # a body left unread (its connection is then closed, but still)
+            self._paused = False
+            self._transport.resume_reading()
         self._transport.write(request)
 
     @property
     def reusable(self) -> bool:
         """Whether the last answer ended cleanly on a connection the peer keeps open."""
-        return self.complete and self.keep_alive and not self.closed and self._failure is None
+        return (
+            self.complete
+            and self.keep_alive
+            and not self.closed
+            and not self._paused
+            and self._failure is None
+        )
 
     async def wait(self) -> None:
         """Until more of the answer (its head, a part of its body, its end) arrives."""
@@ -80,9 +94,14 @@ class Connection(asyncio.Protocol):
             self._transport.resume_reading()
         return chunks
 
-    def close(self) -> None:
+    def close(self, *, abort: bool = False) -> None:
+        """Close the connection; ``abort``: at once, dropping what is still to be sent (a
+        request given up on: the peer may never read the rest of its body)."""
         if self._transport is not None:
-            self._transport.close()
+            if abort:
+                self._transport.abort()
+            else:
+                self._transport.close()
         self.closed = True
 
     # asyncio's callbacks ---------------------------------------------------------------------
@@ -93,8 +112,9 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         if self._expecting and not self.complete:
-            if self.head_done and self._until_close and self._failure is None:
-                self.complete = True  # a body without a length ends with the connection
+            if exc is None and self.head_done and self._until_close and self._failure is None:
+                # A body without a length ends with the connection (not with a reset).
+                self.complete = True
                 self._wake()
             else:
                 self._fail("the connection closed before the answer ended")
@@ -103,13 +123,15 @@ class Connection(asyncio.Protocol):
         if not self._expecting or self.complete:
             # Bytes nobody asked for: this connection can no longer be trusted.
             self._fail("the peer sent bytes outside an answer")
-            self.close()
+            self.close(abort=True)
             return
+        self.answered_any = True
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._fail("the peer switched protocols")
-            self.close()
+            self.close(abort=True)
+            return
         except httptools.HttpParserError as exc:
             # A callback's own refusal arrives wrapped (httptools keeps it as the context).
             refused = exc.__context__
@@ -118,7 +140,16 @@ class Connection(asyncio.Protocol):
                 if isinstance(refused, WireError)
                 else f"malformed HTTP answer ({type(exc).__name__})"
             )
-            self.close()
+            self.close(abort=True)
+            return
+        if not self.head_done:
+            # Counted while the head lasts: httptools joins a header line's pieces itself
+            # and calls on_header only once the line has ended, so a line that never ends
+            # would otherwise grow without bound.
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._fail("the answer's head is too large")
+                self.close(abort=True)
 
     # httptools' callbacks --------------------------------------------------------------------
 
@@ -128,8 +159,9 @@ class Connection(asyncio.Protocol):
         self._clear()  # a 1xx answer's headers are not the final answer's
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._head_bytes += len(name) + len(value) + 4
-        if self._head_bytes > MAX_HEAD_BYTES:
+        # The head as parsed (it may arrive in one read, past the count in data_received).
+        self._header_bytes += len(name) + len(value) + 4
+        if self._header_bytes > MAX_HEAD_BYTES:
             raise WireError("the answer's head is too large")
         self.headers.append((name.decode("latin-1"), value.decode("latin-1")))
 
@@ -140,7 +172,10 @@ class Connection(asyncio.Protocol):
         self.status = status
         self.keep_alive = self._parser.should_keep_alive()
         names = {name.lower() for name, _ in self.headers}
-        self._until_close = "content-length" not in names and "transfer-encoding" not in names
+        self._until_close = "content-length" not in names and not any(
+            name.lower() == "transfer-encoding" and "chunked" in value.lower()
+            for name, value in self.headers
+        )
         self.head_done = True
         self._wake()
 

@@ -8,9 +8,14 @@ a request in ``bench/wire.py``, and with six requests an update, 7.6 % of the Ap
 instructions (``bench/instructions.py``).
 
 A request is sent as its ``Call`` says, with only what HTTP/1.1 needs added: a ``Host``
-and a body's ``Content-Length`` where the call names none. No redirect is followed, no
-cookie is kept, and nothing is retried here. A URL or header that could split the request
-(a space, a control character, a non-ASCII byte) is refused with a ValueError.
+and a body's ``Content-Length`` where the call names none. No redirect is followed and no
+cookie is kept. Nothing is retried here but a GET, PUT or DELETE whose kept connection
+turns out closed before a byte of its answer (the peer closed it unseen): it is sent once
+more on a new connection. A URL, method or header that could split the request (a space,
+a control character, a non-ASCII byte, a name that is no token) is refused with a
+ValueError. A body is decoded no further than its limit (a small gzip can hold
+gigabytes). A host's addresses are tried in turn, not raced (uvloop has no happy
+eyeballs), within ``CONNECT_SECONDS``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,13 @@ KEEPALIVE_SECONDS: Final = 15.0
 # character (a line break would end the line early and start another header, or request).
 _NOT_TARGET: Final = re.compile(rb"[^\x21-\x7e]")
 _NOT_HEADER: Final = re.compile(rb"[^\t\x20-\x7e\x80-\xff]")
+# An HTTP token (RFC 9110): what a method and a header's name are made of.
+_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _METHODS_WITH_BODY: Final = frozenset({"POST", "PUT", "PATCH"})
+# What may be sent again when a kept connection turns out closed before any answer.
+_IDEMPOTENT: Final = frozenset({"GET", "PUT", "DELETE"})
+# Hosts whose parsed form is kept: the API's, and the artifact storage's few.
+_ORIGINS_KEPT: Final = 64
 
 Origin = tuple[str, str, int]  # scheme, host, port
 
@@ -58,20 +69,25 @@ class _Opened:
     async def read(self, limit: int | None) -> tuple[bytes, bool]:
         """The body decoded of its gzip, up to ``limit`` bytes; whether that was all."""
         conn = self._conn
-        decoder = _decoder(self.headers.get("content-encoding"))
+        encoding = self.headers.get("content-encoding", "identity").strip().lower()
+        decoder: _Decoder | None = None
         kept: list[bytes] = []
         size = 0
         while True:
             for chunk in conn.take():
-                data = _decoded(decoder, chunk)
-                size += len(data)
-                if limit is not None and size > limit:
-                    kept.append(data[: len(data) - (size - limit)])
-                    return b"".join(kept), False
-                kept.append(data)
+                if decoder is None and encoding != "identity":
+                    decoder = _Decoder(encoding)  # only once there is a body to decode
+                # Decoded no further than the limit allows: a small gzip can hold gigabytes.
+                pieces = [chunk] if decoder is None else decoder.feed(chunk, limit, size)
+                for data in pieces:
+                    size += len(data)
+                    if limit is not None and size > limit:
+                        kept.append(data[: len(data) - (size - limit)])
+                        return b"".join(kept), False
+                    kept.append(data)
             if conn.complete:
                 if decoder is not None:
-                    kept.append(_decoded(decoder, None))
+                    decoder.end()
                 return b"".join(kept), True
             async with asyncio.timeout(READ_SECONDS):
                 await conn.wait()
@@ -82,22 +98,55 @@ class _Opened:
             self._pools.give_back(self._origin, self._conn)
 
 
-def _decoder(encoding: str | None) -> zlib._Decompress | None:
-    if encoding is None or encoding.lower() == "identity":
-        return None
-    if encoding.lower() in ("gzip", "x-gzip", "deflate"):
-        # Either wrapping (gzip's, or zlib's as HTTP's "deflate" means), told by its header.
-        return zlib.decompressobj(wbits=zlib.MAX_WBITS | 32)
-    raise WireError(f"the answer came in an encoding perfbot did not ask for ({encoding[:40]})")
+class _Decoder:
+    """A body's gzip or deflate undone as it arrives (made once the body is known to
+    exist: a 304 may name its resource's encoding and have no body)."""
 
+    def __init__(self, encoding: str) -> None:
+        if encoding not in ("gzip", "x-gzip", "deflate"):
+            raise WireError(
+                f"the answer came in an encoding perfbot did not ask for ({encoding[:40]})"
+            )
+        self._raw_deflate_allowed = encoding == "deflate"
+        self._zlib: zlib._Decompress | None = None
+        self._started = False
 
-def _decoded(decoder: zlib._Decompress | None, chunk: bytes | None) -> bytes:
-    if decoder is None:
-        return chunk or b""
-    try:
-        return decoder.decompress(chunk) if chunk is not None else decoder.flush()
-    except zlib.error:
-        raise WireError("the answer's compressed body is corrupt") from None
+    def feed(self, chunk: bytes, limit: int | None, size: int) -> list[bytes]:
+        """``chunk`` decoded: pieces that stop just past ``limit`` (``size`` so far)."""
+        out: list[bytes] = []
+        pending = chunk
+        while pending:
+            if self._zlib is None:
+                # gzip's or zlib's wrapping, told by its header; a gzip of several members
+                # starts again here after each.
+                self._zlib = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32)
+            room = 0 if limit is None else max(limit - size + 1, 1)
+            try:
+                data = self._zlib.decompress(pending, room)
+            except zlib.error:
+                if self._started or not self._raw_deflate_allowed:
+                    raise WireError("the answer's compressed body is corrupt") from None
+                # "deflate" sent bare, without zlib's wrapping, as some servers do.
+                self._raw_deflate_allowed = False
+                self._zlib = zlib.decompressobj(wbits=-zlib.MAX_WBITS)
+                continue
+            self._started = True
+            if data:
+                out.append(data)
+                size += len(data)
+                if limit is not None and size > limit:
+                    return out
+            if self._zlib.eof:
+                pending = self._zlib.unused_data
+                self._zlib = None
+            else:
+                pending = self._zlib.unconsumed_tail
+        return out
+
+    def end(self) -> None:
+        """The body ended: refused if its compressed stream did not."""
+        if self._zlib is not None and not self._zlib.eof:
+            raise WireError("the answer's compressed body was cut short")
 
 
 class Pools:
@@ -120,10 +169,26 @@ class Pools:
         request = _request(call, host, target)
         slots = self._slots or self._new_slots()
         await slots.acquire()
-        conn: Connection | None = None
         try:
-            conn = self._idle_connection(origin) or await self._connect(origin)
-            self._busy.add(conn)
+            conn = self._idle_connection(origin)
+            if conn is not None:
+                try:
+                    return await self._answer_on(origin, conn, request)
+                except WireError:
+                    # A kept connection the peer had closed unseen: nothing of an answer
+                    # came. A request that changes nothing is sent once more, on a new one.
+                    if conn.answered_any or call.method not in _IDEMPOTENT:
+                        raise
+            conn = await self._connect(origin)
+            return await self._answer_on(origin, conn, request)
+        except BaseException:
+            slots.release()
+            raise
+
+    async def _answer_on(self, origin: Origin, conn: Connection, request: bytes) -> _Opened:
+        """``request`` sent on ``conn``, once its answer's head has come."""
+        self._busy.add(conn)
+        try:
             conn.expect(request)
             while not conn.head_done:
                 async with asyncio.timeout(READ_SECONDS):
@@ -131,10 +196,8 @@ class Pools:
         except BaseException:
             # Cancelled (the call's deadline) or failed: the answer may still be coming,
             # so the connection cannot serve another request.
-            if conn is not None:
-                self._busy.discard(conn)
-                conn.close()
-            slots.release()
+            self._busy.discard(conn)
+            conn.close(abort=True)
             raise
         return _Opened(self, origin, conn)
 
@@ -144,7 +207,7 @@ class Pools:
         if conn.reusable:
             self._idle.setdefault(origin, []).append((conn, time.monotonic()))
         else:
-            conn.close()
+            conn.close(abort=True)  # the rest of its answer is not wanted
         if self._slots is not None:
             self._slots.release()
 
@@ -154,7 +217,7 @@ class Pools:
                 conn.close()
         self._idle.clear()
         for conn in self._busy:
-            conn.close()
+            conn.close(abort=True)
         self._busy.clear()
 
     def _new_slots(self) -> asyncio.Semaphore:
@@ -163,19 +226,20 @@ class Pools:
 
     def _split(self, url: str) -> tuple[Origin, bytes, bytes]:
         """The URL's host (to connect to), its Host header and its request target."""
-        scheme_end = url.find("://")
-        path_start = url.find("/", scheme_end + 3) if scheme_end > 0 else -1
-        prefix = url if path_start < 0 else url[:path_start]
-        known = self._origins.get(prefix)
+        parts = urlsplit(url)
+        key = parts.scheme + "://" + parts.netloc
+        known = self._origins.get(key)
         if known is None:
-            parts = urlsplit(prefix)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ValueError("perfbot calls only http and https URLs")
+            if "@" in parts.netloc:
+                raise ValueError("a URL with credentials in it (user:password@host)")
             port = parts.port or (443 if parts.scheme == "https" else 80)
             known = (parts.scheme, parts.hostname, port), parts.netloc.encode("idna")
-            self._origins[prefix] = known
+            if len(self._origins) < _ORIGINS_KEPT:
+                self._origins[key] = known
         origin, host = known
-        path = (url[len(prefix) :] or "/").split("#", 1)[0]
+        path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
         target = path.encode("ascii", "replace")
         if not path.isascii() or _NOT_TARGET.search(target):
             raise ValueError("a request target that is not plain ASCII without spaces")
@@ -203,6 +267,8 @@ class Pools:
         try:
             async with asyncio.timeout(CONNECT_SECONDS):
                 _, conn = await loop.create_connection(Connection, host, port, ssl=tls)
+        except TimeoutError:
+            raise  # no connection in time: a timeout, as any other (an OSError too, in 3.11)
         except OSError as exc:  # refused, unreachable, a name that does not resolve, TLS
             raise WireError(f"could not connect ({type(exc).__name__})") from None
         return conn
@@ -210,11 +276,17 @@ class Pools:
 
 def _request(call: Call, host: bytes, target: bytes) -> bytes:
     """``call`` as HTTP/1.1 bytes: its headers in its order, and what HTTP needs."""
-    head = [call.method.encode("ascii"), b" ", target, b" HTTP/1.1\r\n"]
+    if not _TOKEN.fullmatch(call.method):
+        raise ValueError("a method that is not an HTTP token")
     headers = call.headers
+    if "transfer-encoding" in headers:
+        raise ValueError("a call that names its own transfer coding (its body is sent whole)")
+    head = [call.method.encode("ascii"), b" ", target, b" HTTP/1.1\r\n"]
     if "host" not in headers:
         head += (b"Host: ", host, b"\r\n")
     for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise ValueError("a header name that is not an HTTP token")
         try:
             line = name.encode("latin-1") + b": " + value.encode("latin-1")
         except UnicodeEncodeError:

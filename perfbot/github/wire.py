@@ -170,8 +170,8 @@ class Metered:
         except Exception as exc:
             self._count(call.method, type(exc).__name__)
             raise
-        self._count(call.method, str(opened.status_code))
         try:
+            self._count(call.method, str(opened.status_code))
             content, whole = await opened.read(limit)
         finally:
             await opened.release()
