@@ -9,6 +9,8 @@ import socket
 import struct
 import tracemalloc
 import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from multidict import CIMultiDict
@@ -21,6 +23,16 @@ from perfbot.github.wire import Call, Metered, WireError
 from tests.rawpeer import Answerer, Peer, peer_answering
 
 
+@asynccontextmanager
+async def metered() -> AsyncIterator[Metered]:
+    """The pools as the App sends through them (no metrics), closed at the end."""
+    wire = Metered(Pools(4), None)
+    try:
+        yield wire
+    finally:
+        await wire.close()
+
+
 def get(url: str, path: str = "/x", **headers: str) -> Call:
     return Call("GET", url + path, path, CIMultiDict(headers))
 
@@ -29,12 +41,8 @@ OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
 
 async def test_an_answer_is_read_from_a_connection_kept_for_the_next_request() -> None:
-    async with peer_answering(OK, OK, OK) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            answers = [await wire.send(get(peer.url)) for _ in range(3)]
-        finally:
-            await wire.close()
+    async with peer_answering(OK, OK, OK) as peer, metered() as wire:
+        answers = [await wire.send(get(peer.url)) for _ in range(3)]
     assert [(a.status_code, a.content) for a in answers] == [(200, b"ok")] * 3
     assert peer.connections == 1
 
@@ -45,16 +53,12 @@ async def test_a_connection_the_peer_closes_or_that_idled_too_long_is_not_used_a
     closing = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"
     async with peer_answering(closing) as peer:
         await _after_close(peer)
-    async with peer_answering(OK, OK) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            await wire.send(get(peer.url))
-            monkeypatch.setattr(pools, "KEEPALIVE_SECONDS", 0.0)
-            # The first connection idled "too long"; the peer is still serving it, so
-            # this request is answered only on a new one.
-            assert (await wire.send(get(peer.url))).content == b"ok"
-        finally:
-            await wire.close()
+    async with peer_answering(OK, OK) as peer, metered() as wire:
+        await wire.send(get(peer.url))
+        monkeypatch.setattr(pools, "KEEPALIVE_SECONDS", 0.0)
+        # The first connection idled "too long"; the peer is still serving it, so
+        # this request is answered only on a new one.
+        assert (await wire.send(get(peer.url))).content == b"ok"
     assert peer.connections == 2
 
 
@@ -86,13 +90,9 @@ async def test_chunked_gzip_a_1xx_and_a_body_that_ends_with_the_connection() -> 
         await writer.drain()
         writer.close()
 
-    async with peer_answering(chunked, then_close) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            first = await wire.send(get(peer.url))
-            second = await wire.send(get(peer.url))
-        finally:
-            await wire.close()
+    async with peer_answering(chunked, then_close) as peer, metered() as wire:
+        first = await wire.send(get(peer.url))
+        second = await wire.send(get(peer.url))
     assert (first.status_code, first.content) == (200, b'{"ok": true}')
     assert "link" not in first.headers  # the 103's headers are not the answer's
     assert (second.content, second.whole) == (b"the rest", True)
@@ -100,13 +100,9 @@ async def test_chunked_gzip_a_1xx_and_a_body_that_ends_with_the_connection() -> 
 
 async def test_a_body_past_the_limit_is_cut_and_its_connection_closed() -> None:
     big = b"HTTP/1.1 200 OK\r\nContent-Length: 3000000\r\n\r\n" + b"z" * 3_000_000
-    async with peer_answering(big, OK) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            cut = await wire.send(get(peer.url), limit=1_000)
-            after = await wire.send(get(peer.url))
-        finally:
-            await wire.close()
+    async with peer_answering(big, OK) as peer, metered() as wire:
+        cut = await wire.send(get(peer.url), limit=1_000)
+        after = await wire.send(get(peer.url))
     assert (cut.whole, cut.content) == (False, b"z" * 1_000)
     assert after.content == b"ok"
     assert peer.connections == 2  # the cut answer's rest was never read: a new connection
@@ -147,13 +143,9 @@ async def test_a_broken_answer_is_a_wire_error(answer: bytes, message: str) -> N
         await writer.drain()
         writer.close()
 
-    async with peer_answering(then_close) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            with pytest.raises(WireError, match=message):
-                await wire.send(get(peer.url))
-        finally:
-            await wire.close()
+    async with peer_answering(then_close) as peer, metered() as wire:
+        with pytest.raises(WireError, match=message):
+            await wire.send(get(peer.url))
 
 
 async def test_a_broken_download_is_githubs_unavailability_naming_no_url() -> None:
@@ -250,14 +242,10 @@ async def late(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
 async def test_bytes_after_an_answer_make_its_connection_unusable(
     answering: bytes | Answerer,
 ) -> None:
-    async with peer_answering(answering, OK) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            first = await wire.send(get(peer.url))
-            await asyncio.sleep(0.1)
-            second = await wire.send(get(peer.url))
-        finally:
-            await wire.close()
+    async with peer_answering(answering, OK) as peer, metered() as wire:
+        first = await wire.send(get(peer.url))
+        await asyncio.sleep(0.1)
+        second = await wire.send(get(peer.url))
     assert first.content == second.content == b"ok"
     assert peer.connections == 2
 
@@ -270,13 +258,9 @@ async def test_a_head_line_that_never_ends_is_refused_once_past_the_bound() -> N
             await writer.drain()
             await asyncio.sleep(0.005)
 
-    async with peer_answering(endless) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            with pytest.raises(WireError, match="head is too large"):
-                await wire.send(get(peer.url))
-        finally:
-            await wire.close()
+    async with peer_answering(endless) as peer, metered() as wire:
+        with pytest.raises(WireError, match="head is too large"):
+            await wire.send(get(peer.url))
 
 
 async def test_a_small_gzip_of_a_huge_body_is_decoded_no_further_than_the_limit() -> None:
@@ -307,13 +291,9 @@ async def test_a_reset_in_a_body_without_a_length_is_no_end_of_it() -> None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         writer.transport.abort()  # with SO_LINGER 0: a reset, not a close
 
-    async with peer_answering(reset) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            with pytest.raises(WireError, match="closed before the answer"):
-                await wire.send(get(peer.url))
-        finally:
-            await wire.close()
+    async with peer_answering(reset) as peer, metered() as wire:
+        with pytest.raises(WireError, match="closed before the answer"):
+            await wire.send(get(peer.url))
 
 
 class _Transport:
@@ -380,18 +360,14 @@ async def test_a_kept_connection_closed_before_any_answer_is_retried_only_if_ide
     async def hang_up(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.close()  # read the request, closed without a byte of answer
 
-    async with peer_answering(OK, hang_up, OK) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            await wire.send(get(peer.url))
-            again = Call(method, peer.url + "/x", "/x", CIMultiDict())
-            if retried:
-                assert (await wire.send(again)).content == b"ok"
-            else:
-                with pytest.raises(WireError, match="closed before the answer"):
-                    await wire.send(again)
-        finally:
-            await wire.close()
+    async with peer_answering(OK, hang_up, OK) as peer, metered() as wire:
+        await wire.send(get(peer.url))
+        again = Call(method, peer.url + "/x", "/x", CIMultiDict())
+        if retried:
+            assert (await wire.send(again)).content == b"ok"
+        else:
+            with pytest.raises(WireError, match="closed before the answer"):
+                await wire.send(again)
     assert peer.connections == (2 if retried else 1)
 
 
@@ -432,25 +408,17 @@ async def test_a_connect_past_its_time_is_a_timeout(monkeypatch: pytest.MonkeyPa
     ids=["a 304 naming an encoding", "raw deflate", "two gzip members"],
 )
 async def test_content_codings_as_servers_send_them(answer: bytes, body: bytes) -> None:
-    async with peer_answering(answer) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            got = await wire.send(get(peer.url))
-        finally:
-            await wire.close()
+    async with peer_answering(answer) as peer, metered() as wire:
+        got = await wire.send(get(peer.url))
     assert (got.content, got.whole) == (body, True)
 
 
 async def test_a_gzip_cut_short_is_a_wire_error() -> None:
     packed = gzip.compress(b"x" * 1000)[:-8]
     cut = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed)
-    async with peer_answering(cut + packed) as peer:
-        wire = Metered(Pools(4), None)
-        try:
-            with pytest.raises(WireError, match="cut short"):
-                await wire.send(get(peer.url))
-        finally:
-            await wire.close()
+    async with peer_answering(cut + packed) as peer, metered() as wire:
+        with pytest.raises(WireError, match="cut short"):
+            await wire.send(get(peer.url))
 
 
 def test_a_query_without_a_path_is_kept_and_credentials_in_a_url_are_refused() -> None:
