@@ -98,7 +98,8 @@ async def pools_client(url: str, count: int) -> float:
 
 
 async def aiohttp_client(url: str, count: int) -> float:
-    import aiohttp  # noqa: PLC0415  # optional: not one of perfbot's dependencies
+    # Optional, and not one of perfbot's dependencies (so unknown to the type checker).
+    aiohttp: Any = importlib.import_module("aiohttp")
 
     session = aiohttp.ClientSession(
         cookie_jar=aiohttp.DummyCookieJar(),
@@ -109,7 +110,8 @@ async def aiohttp_client(url: str, count: int) -> float:
         async with session.request(
             "PATCH", url, headers=HEADERS, data=BODY, allow_redirects=False, compress=False
         ) as response:
-            return await response.read()
+            body: bytes = await response.read()
+            return body
 
     try:
         return await per_request(send, count)
