@@ -20,6 +20,7 @@ from perfbot.github.errors import GitHubUnavailable
 from perfbot.github.pools import Pools
 from perfbot.github.storage import fetch_blob
 from perfbot.github.wire import Call, Metered, WireError
+from perfbot.support.metrics import Metrics
 from tests.rawpeer import Answerer, Peer, peer_answering
 
 
@@ -185,6 +186,8 @@ async def test_a_refused_connection_is_a_wire_error() -> None:
         Call("GET", "http://127.0.0.1:9/x", "/x", CIMultiDict({"X": "a\nb"})),
         Call("GET", "http://127.0.0.1:9/x", "/x", CIMultiDict({"X": "\u2603"})),
         Call("GET", "ftp://127.0.0.1:9/x", "/x", CIMultiDict()),
+        Call("GET", "https://api.example\r\n.evil.example/x", "/x", CIMultiDict()),
+        Call("GET", "https://api.example/a\tb", "/a\tb", CIMultiDict()),
         Call("HEAD", "http://127.0.0.1:9/x", "/x", CIMultiDict()),
     ],
 )
@@ -193,7 +196,7 @@ async def test_a_call_that_could_split_its_request_is_refused_before_any_connect
 ) -> None:
     wire = Pools(4)
     try:
-        with pytest.raises(ValueError, match=r"request target|header|http and https|HEAD"):
+        with pytest.raises(ValueError, match=r"request target|header|http and https|HEAD|URL with"):
             await wire.open(call)
     finally:
         await wire.close()
@@ -379,12 +382,20 @@ async def test_a_connect_past_its_time_is_a_timeout(monkeypatch: pytest.MonkeyPa
         await asyncio.sleep(3600)
 
     monkeypatch.setattr(loop, "create_connection", never_connects)
-    wire = Pools(4)
+    metrics = Metrics()
+    wire = Metered(Pools(4), metrics)
     try:
         with pytest.raises(TimeoutError):
-            await wire.open(get("http://127.0.0.1:9"))
+            await wire.send(get("http://127.0.0.1:9"))
     finally:
         await wire.close()
+    statuses = [
+        sample.labels["status"]
+        for metric in metrics.github_calls.collect()
+        for sample in metric.samples
+        if sample.name.endswith("_total")
+    ]
+    assert statuses == ["TimeoutError"]  # not the CancelledError asyncio's timeout came from
 
 
 @pytest.mark.parametrize(
@@ -446,3 +457,63 @@ def test_a_query_without_a_path_is_kept_and_credentials_in_a_url_are_refused() -
 def test_a_method_or_header_name_that_is_no_token_is_refused(call: Call) -> None:
     with pytest.raises(ValueError, match=r"token|transfer coding"):
         pools._request(call, b"h", b"/x")
+
+
+async def test_pools_closed_during_an_answer_end_it_and_send_nothing_again() -> None:
+    async def partial(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\npartial-")
+        await writer.drain()
+        await asyncio.sleep(3600)  # the rest never comes
+
+    async def silent(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(3600)
+
+    async with peer_answering(partial) as peer:
+        wire = Metered(Pools(4), None)
+        reading = asyncio.create_task(wire.send(get(peer.url)))
+        await asyncio.sleep(0.2)
+        await wire.close()  # a shutdown while a body without a length is being read
+        with pytest.raises(WireError, match="closed before the answer"):
+            async with asyncio.timeout(10):
+                await reading
+    async with peer_answering(OK, silent, OK) as peer:
+        wire = Metered(Pools(4), None)
+        await wire.send(get(peer.url))
+        waiting = asyncio.create_task(wire.send(get(peer.url)))  # on the kept connection
+        await asyncio.sleep(0.2)
+        await wire.close()
+        with pytest.raises(WireError):
+            async with asyncio.timeout(10):
+                await waiting
+        with pytest.raises(WireError, match="pools are closed"):
+            await wire.send(get(peer.url))
+    assert len(peer.requests) == 2  # the GET cut by the close was not sent again
+    assert peer.connections == 1
+
+
+async def test_a_transfer_coding_other_than_chunked_is_refused() -> None:
+    packed = gzip.compress(b"hello")
+    answer = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+        + b"%x\r\n%s\r\n0\r\n\r\n" % (len(packed), packed)
+    )
+    async with peer_answering(answer) as peer, metered() as wire:
+        with pytest.raises(WireError, match="transfer coding"):
+            await wire.send(get(peer.url))
+
+
+def test_a_gzip_with_padding_and_a_bare_deflate_split_after_a_byte_are_decoded() -> None:
+    padded = pools._Decoder("gzip")
+    assert b"".join(padded.feed(gzip.compress(b"hello") + b"\0" * 8, None, 0)) == b"hello"
+    assert padded.feed(b"\0\0", None, 5) == []
+    padded.end()
+    members = pools._Decoder("gzip")  # the second member starts just as a chunk does
+    decoded = members.feed(gzip.compress(b"one,"), None, 0) + members.feed(
+        gzip.compress(b"two"), None, 4
+    )
+    assert b"".join(decoded) == b"one,two"
+    bare = zlib.compress(b"hello world")[2:-4]
+    split = pools._Decoder("deflate")
+    decoded = split.feed(bare[:1], None, 0) + split.feed(bare[1:], None, 0)
+    assert b"".join(decoded) == b"hello world"
+    split.end()

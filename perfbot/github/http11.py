@@ -97,6 +97,9 @@ class Connection(asyncio.Protocol):
     def close(self, *, abort: bool = False) -> None:
         """Close the connection; ``abort``: at once, dropping what is still to be sent (a
         request given up on: the peer may never read the rest of its body)."""
+        if self._expecting and not self.complete:
+            # Our own close ends no answer (connection_lost then sees no error).
+            self._fail("the connection was closed before the answer ended")
         if self._transport is not None:
             if abort:
                 self._transport.abort()
@@ -171,10 +174,17 @@ class Connection(asyncio.Protocol):
             return  # informational: the real answer follows
         self.status = status
         self.keep_alive = self._parser.should_keep_alive()
-        names = {name.lower() for name, _ in self.headers}
-        self._until_close = "content-length" not in names and not any(
-            name.lower() == "transfer-encoding" and "chunked" in value.lower()
+        codings = [
+            value.strip().lower()
             for name, value in self.headers
+            if name.lower() == "transfer-encoding"
+        ]
+        if codings and codings != ["chunked"]:
+            # llhttp undoes the chunking only: a body in another transfer coding (gzip,
+            # say) would pass as the body itself.
+            raise WireError("the answer came in a transfer coding perfbot cannot undo")
+        self._until_close = not codings and all(
+            name.lower() != "content-length" for name, _ in self.headers
         )
         self.head_done = True
         self._wake()

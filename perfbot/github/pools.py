@@ -41,6 +41,7 @@ KEEPALIVE_SECONDS: Final = 15.0
 # What a request target and a header line may not hold: a space (in a target), a control
 # character (a line break would end the line early and start another header, or request).
 _NOT_TARGET: Final = re.compile(rb"[^\x21-\x7e]")
+_NOT_IN_URL: Final = re.compile(r"[\x00-\x20\x7f]")
 _NOT_HEADER: Final = re.compile(rb"[^\t\x20-\x7e\x80-\xff]")
 # An HTTP token (RFC 9110): what a method and a header's name are made of.
 _TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -110,17 +111,26 @@ class _Decoder:
         self._raw_deflate_allowed = encoding == "deflate"
         self._zlib: zlib._Decompress | None = None
         self._started = False
+        self._unsure = b""  # the bytes given to zlib before it could tell their wrapping
+        self._ended = False  # the last member ended, and what followed was not another
 
     def feed(self, chunk: bytes, limit: int | None, size: int) -> list[bytes]:
         """``chunk`` decoded: pieces that stop just past ``limit`` (``size`` so far)."""
         out: list[bytes] = []
-        pending = chunk
+        pending = b"" if self._ended else chunk
         while pending:
             if self._zlib is None:
+                if self._started and not pending.startswith(b"\x1f"):
+                    # After a member, what is not another gzip member is padding (as gzip
+                    # itself tolerates): dropped, with all that follows.
+                    self._ended = True
+                    return out
                 # gzip's or zlib's wrapping, told by its header; a gzip of several members
                 # starts again here after each.
                 self._zlib = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32)
             room = 0 if limit is None else max(limit - size + 1, 1)
+            if not self._started:
+                self._unsure += pending
             try:
                 data = self._zlib.decompress(pending, room)
             except zlib.error:
@@ -129,8 +139,11 @@ class _Decoder:
                 # "deflate" sent bare, without zlib's wrapping, as some servers do.
                 self._raw_deflate_allowed = False
                 self._zlib = zlib.decompressobj(wbits=-zlib.MAX_WBITS)
+                pending, self._unsure = self._unsure, b""
                 continue
-            self._started = True
+            # zlib tells a wrapping from bare deflate only with two bytes in hand.
+            if not self._started and (data or len(self._unsure) >= 2):
+                self._started, self._unsure = True, b""
             if data:
                 out.append(data)
                 size += len(data)
@@ -158,6 +171,7 @@ class Pools:
         self._idle: dict[Origin, list[tuple[Connection, float]]] = {}
         self._busy: set[Connection] = set()
         self._tls: ssl.SSLContext | None = None
+        self._closed = False
         # Each URL prefix's host, as parsed once: a process talks to a handful of them.
         self._origins: dict[str, tuple[Origin, bytes]] = {}
 
@@ -170,6 +184,8 @@ class Pools:
         slots = self._slots or self._new_slots()
         await slots.acquire()
         try:
+            if self._closed:
+                raise WireError("the connection pools are closed")
             conn = self._idle_connection(origin)
             if conn is not None:
                 try:
@@ -177,7 +193,7 @@ class Pools:
                 except WireError:
                     # A kept connection the peer had closed unseen: nothing of an answer
                     # came. A request that changes nothing is sent once more, on a new one.
-                    if conn.answered_any or call.method not in _IDEMPOTENT:
+                    if conn.answered_any or call.method not in _IDEMPOTENT or self._closed:
                         raise
             conn = await self._connect(origin)
             return await self._answer_on(origin, conn, request)
@@ -212,6 +228,7 @@ class Pools:
             self._slots.release()
 
     async def close(self) -> None:
+        self._closed = True
         for idle in self._idle.values():
             for conn, _ in idle:
                 conn.close()
@@ -226,6 +243,9 @@ class Pools:
 
     def _split(self, url: str) -> tuple[Origin, bytes, bytes]:
         """The URL's host (to connect to), its Host header and its request target."""
+        if _NOT_IN_URL.search(url):
+            # urlsplit would drop a tab or a line break silently, even from the host.
+            raise ValueError("a URL with a space or a control character in it")
         parts = urlsplit(url)
         key = parts.scheme + "://" + parts.netloc
         known = self._origins.get(key)

@@ -163,7 +163,10 @@ class Metered:
                 opened = await self._raw.open(call)
         except TimeoutError as exc:
             expired = deadline.expired()
-            self._count(call.method, "deadline" if expired else type(exc.__cause__ or exc).__name__)
+            # asyncio's timeout raises from the CancelledError it turned into a timeout.
+            cause = exc.__cause__
+            named = exc if cause is None or isinstance(cause, asyncio.CancelledError) else cause
+            self._count(call.method, "deadline" if expired else type(named).__name__)
             if expired:
                 raise TimeoutError("no answer within the call's deadline") from None
             raise
