@@ -60,9 +60,6 @@ class Connection(asyncio.Protocol):
         self._expecting = True
         self.answered_any = False
         self._head_bytes = 0
-        if self._paused:  # a body left unread (its connection is then closed, but still)
-            self._paused = False
-            self._transport.resume_reading()
         self._transport.write(request)
 
     @property
