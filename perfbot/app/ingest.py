@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 import orjson
@@ -53,6 +53,10 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+# What the app's lifespan opened: the settings, the store, the metrics, the workers' wake-up.
+_Services = tuple[Settings, Store, Metrics, Callable[[], None]]
+# An answer: its ASGI start and body messages.
+Answer = tuple[Message, Message]
 
 # The only request headers ingest reads; the rest are never decoded.
 _HEADERS = frozenset(
@@ -116,7 +120,7 @@ def budget_for(max_body_bytes: int) -> BodyBudget:
     return BodyBudget(max(LARGE_BODY_BUDGET, 2 * max_body_bytes), SMALL_BODY_RESERVE)
 
 
-def _answer(status: int, body: bytes, *extra: tuple[bytes, bytes]) -> tuple[Message, Message]:
+def _answer(status: int, body: bytes, *extra: tuple[bytes, bytes]) -> Answer:
     start = {
         "type": "http.response.start",
         "status": status,
@@ -154,7 +158,7 @@ class WebhookEndpoint:
 
     def __init__(
         self,
-        services: Callable[[], tuple[Settings, Store, Metrics, Callable[[], None]]],
+        services: Callable[[], _Services],
         clock: Callable[[], float],
         *,
         body_deadline: float = BODY_DEADLINE_SECONDS,
@@ -174,55 +178,65 @@ class WebhookEndpoint:
         self._expired: set[asyncio.Task[Any]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers: dict[bytes, str] = {}
-        for name, value in scope["headers"]:
-            if name in _HEADERS and name not in headers:  # the first of repeated headers
-                headers[name] = value.decode("latin-1")
+        headers = _read_headers(scope["headers"])
         try:
             answer = await self._answer(headers, receive)
         except Exception:
-            # Served ahead of Starlette's error middleware: this is that middleware's job.
-            log.exception(
-                "delivery failed", extra={"delivery": headers.get(b"x-github-delivery", "")[:100]}
-            )
-            answer = _FAILED
+            answer = _failed(headers)
         if answer is not None:
             await _send(send, answer)
 
-    async def _answer(
-        self, headers: dict[bytes, str], receive: Receive
-    ) -> tuple[Message, Message] | None:
-        """The answer to one delivery, or None when the sender hung up before the end."""
-        settings, store, metrics, on_enqueue = self._services()
+    async def answer_whole(self, raw_headers: list[tuple[bytes, bytes]], body: bytes) -> Answer:
+        """The answer to a delivery whose body has arrived whole, the one ``__call__``
+        would send (``perfbot.app.fastpath``: a request read whole in one read)."""
+        headers = _read_headers(raw_headers)
+        try:
+            return await self._answer_whole(headers, body)
+        except Exception:
+            return _failed(headers)
+
+    async def _answer_whole(self, headers: dict[bytes, str], body: bytes) -> Answer:
+        services = self._services()
         event = headers.get(b"x-github-event", "unknown")
         try:
-            signature = headers.get(b"x-hub-signature-256")
-            if signature is None or not signature_well_formed(signature.strip()):
-                raise SignatureMismatch(MALFORMED_SIGNATURE)  # not one byte of the body read
+            signature = _signature(headers)
+            limit = services[0].max_body_bytes
+            if len(body) > limit:
+                raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
+            return await self._answer_body(services, headers, event, signature, body)
+        except WebhookError as exc:
+            return self._refused(services[2], event, headers, exc)
+
+    async def _answer(self, headers: dict[bytes, str], receive: Receive) -> Answer | None:
+        """The answer to one delivery, or None when the sender hung up before the end."""
+        services = self._services()
+        event = headers.get(b"x-github-event", "unknown")
+        try:
+            signature = _signature(headers)  # not one byte of the body read before
             body = await self._read_body(
-                receive, headers.get(b"content-length"), settings.max_body_bytes
+                receive, headers.get(b"content-length"), services[0].max_body_bytes
             )
             if body is None:
                 return None
-            verify_signature(settings.webhook_secret, body, signature)
-            delivery = parse_delivery(
-                {
-                    "x-github-delivery": headers.get(b"x-github-delivery", ""),
-                    "x-github-event": event,
-                },
-                body,
-            )
+            return await self._answer_body(services, headers, event, signature, body)
         except WebhookError as exc:
-            label = event if event in KNOWN_EVENTS else "other"
-            self._count(metrics, label, f"rejected_{exc.status}")
-            log.warning(
-                "delivery rejected (%s): %s",
-                exc.status,
-                exc,
-                extra={"delivery": headers.get(b"x-github-delivery", "")[:100]},
-            )
-            extra = (_CLOSE, _RETRY) if exc.status == Busy.status else (_CLOSE,)
-            return _answer(exc.status, orjson.dumps({"error": str(exc)}), *extra)
+            return self._refused(services[2], event, headers, exc)
+
+    async def _answer_body(
+        self,
+        services: _Services,
+        headers: dict[bytes, str],
+        event: str,
+        signature: str,
+        body: bytes,
+    ) -> Answer:
+        """The answer to a delivery read whole (raises WebhookError when it is refused)."""
+        settings, store, metrics, on_enqueue = services
+        verify_signature(settings.webhook_secret, body, signature)
+        delivery = parse_delivery(
+            {"x-github-delivery": headers.get(b"x-github-delivery", ""), "x-github-event": event},
+            body,
+        )
         if delivery.event == "ping":
             self._count(metrics, "ping", "ping")
             return _PONG
@@ -251,6 +265,20 @@ class WebhookEndpoint:
         if fresh and job is not None:
             on_enqueue()
         return _ANSWERS[outcome]
+
+    def _refused(
+        self, metrics: Metrics, event: str, headers: dict[bytes, str], exc: WebhookError
+    ) -> Answer:
+        label = event if event in KNOWN_EVENTS else "other"
+        self._count(metrics, label, f"rejected_{exc.status}")
+        log.warning(
+            "delivery rejected (%s): %s",
+            exc.status,
+            exc,
+            extra={"delivery": headers.get(b"x-github-delivery", "")[:100]},
+        )
+        extra = (_CLOSE, _RETRY) if exc.status == Busy.status else (_CLOSE,)
+        return _answer(exc.status, orjson.dumps({"error": str(exc)}), *extra)
 
     async def _read_body(self, receive: Receive, declared: str | None, limit: int) -> bytes | None:
         """The body, or None when the client disconnected; raises PayloadTooLarge past
@@ -330,7 +358,31 @@ class WebhookEndpoint:
         counter.inc()
 
 
-async def _send(send: Send, answer: tuple[Message, Message]) -> None:
+def _read_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[bytes, str]:
+    headers: dict[bytes, str] = {}
+    for name, value in raw:
+        if name in _HEADERS and name not in headers:  # the first of repeated headers
+            headers[name] = value.decode("latin-1")
+    return headers
+
+
+def _signature(headers: dict[bytes, str]) -> str:
+    """The signature header, or SignatureMismatch when it is missing or malformed."""
+    signature = headers.get(b"x-hub-signature-256")
+    if signature is None or not signature_well_formed(signature.strip()):
+        raise SignatureMismatch(MALFORMED_SIGNATURE)
+    return signature
+
+
+def _failed(headers: dict[bytes, str]) -> Answer:
+    # Served ahead of Starlette's error middleware: this is that middleware's job.
+    log.exception(
+        "delivery failed", extra={"delivery": headers.get(b"x-github-delivery", "")[:100]}
+    )
+    return _FAILED
+
+
+async def _send(send: Send, answer: Answer) -> None:
     start, body = answer
     await send(start)
     await send(body)
