@@ -387,6 +387,25 @@ def in_process_service_on(
         sock.close()
 
 
+@contextmanager
+def uvicorn_on_loopback(server: uvicorn.Server) -> Iterator[int]:
+    """``server`` serving on a free port of 127.0.0.1 in a thread, until the block ends;
+    the port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        thread = threading.Thread(target=lambda: server.run(sockets=[sock]), daemon=True)
+        thread.start()
+        try:
+            wait_until(lambda: server.started or not thread.is_alive(), 15, "uvicorn to start")
+            if not server.started:
+                raise AssertionError("uvicorn did not start")
+            yield int(sock.getsockname()[1])
+        finally:
+            server.should_exit = True
+            thread.join(15)
+
+
 def wait_until(condition: Callable[[], bool], timeout: float = 15.0, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while not condition():

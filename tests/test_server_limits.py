@@ -15,7 +15,7 @@ import uvicorn
 
 from perfbot.app import processes
 from perfbot.app.processes import BoundedHttpTools, server_config
-from tests.harness import wait_until
+from tests.harness import uvicorn_on_loopback, wait_until
 
 
 async def hello(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
@@ -34,17 +34,8 @@ def port(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Ite
     extra: dict[str, Any] = dict(getattr(request, "param", {}))
     app = extra.pop("app", hello)
     server = uvicorn.Server(server_config(app, "127.0.0.1", 0, lifespan="off", **extra))
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(16)
-        thread = threading.Thread(target=lambda: server.run(sockets=[sock]), daemon=True)
-        thread.start()
-        try:
-            wait_until(lambda: server.started or not thread.is_alive(), 15, "uvicorn to start")
-            yield int(sock.getsockname()[1])
-        finally:
-            server.should_exit = True
-            thread.join(15)
+    with uvicorn_on_loopback(server) as port:
+        yield port
 
 
 def read_until_closed(sock: socket.socket, timeout: float = 10.0) -> bytes:

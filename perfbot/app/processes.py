@@ -30,7 +30,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 from uvicorn.supervisors import Multiprocess
 
-from perfbot.app.server import LOG_LEVEL_VARIABLE
+from perfbot.app import fastpath
+from perfbot.app.fastpath import FastCycle, WholeAnswerer, WholeRequest
+from perfbot.app.server import LOG_LEVEL_VARIABLE, PerfbotApp
 from perfbot.support.metrics import MULTIPROCESS_METRICS_VARIABLE
 
 APP_FACTORY = "perfbot.app.server:app_from_environment"
@@ -104,6 +106,8 @@ class BoundedHttpTools(HttpToolsProtocol):
     _in_head = False
     _head_bytes = 0
     _head_timer: asyncio.TimerHandle | None = None
+    # A webhook request being read whole in this read (``perfbot.app.fastpath``).
+    _whole: WholeRequest | None = None
 
     def __init__(
         self,
@@ -118,6 +122,10 @@ class BoundedHttpTools(HttpToolsProtocol):
             waiting = _WAITING[server_state] = _Waiting()
         self._idle, self._stalled = waiting.idle, waiting.stalled
         self._max_connections: int = getattr(config, "perfbot_max_connections", MAX_CONNECTIONS)
+        # perfbot's app as uvicorn loaded it (no middleware around it): its webhook may
+        # be answered on the fast path.
+        app = self.app
+        self._webhook: WholeAnswerer | None = app.webhook if isinstance(app, PerfbotApp) else None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -141,6 +149,8 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        if self._whole is not None:
+            self._read_on()
         if self._in_head:  # still no end of head: all of this was head
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
@@ -158,6 +168,13 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._in_head = False
         self._cancel_head_timer()
         self._idle.pop(self, None)
+        if self._takes_whole():
+            self._whole = WholeRequest(self.headers, self.parser.should_keep_alive())
+            return
+        self._start_cycle()
+
+    def _start_cycle(self) -> None:
+        """uvicorn's cycle for the request whose head has ended, its app's task started."""
         # uvicorn counts open connections against limit_concurrency, not only requests in
         # flight: 256 connections that sent nothing (each opened again once the head
         # timeout closed it) had every delivery answered 503. Here only requests count,
@@ -175,9 +192,69 @@ class BoundedHttpTools(HttpToolsProtocol):
             self.limit_concurrency = limit
         self._stalled[self] = None  # until its body ends (usually in this same read)
 
+    def on_body(self, body: bytes) -> None:
+        whole = self._whole
+        if whole is not None:
+            whole.chunks.append(body)  # at most what one read holds
+            return
+        super().on_body(body)
+
     def on_message_complete(self) -> None:
         self._stalled.pop(self, None)
+        whole = self._whole
+        if whole is not None:
+            self._whole = None
+            self._answer_whole(whole)
+            return
         super().on_message_complete()
+
+    # -- the fast path (perfbot.app.fastpath) ----------------------------------------------
+
+    def _takes_whole(self) -> bool:
+        """Whether the request whose head has just ended goes the fast path."""
+        if self._webhook is None or self.pipeline:
+            return False
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            return False  # behind an answer still being made: uvicorn queues it
+        limit = self.limit_concurrency
+        if limit is not None and len(self.tasks) >= limit:
+            return False  # uvicorn's path makes room, or answers 503
+        parser = self.parser
+        return not parser.should_upgrade() and fastpath.takes(
+            parser.get_method(), self.url, parser.get_http_version(), self.headers
+        )
+
+    def _read_on(self) -> None:
+        """The read ended with the body still on its way: the request is uvicorn's from
+        here, with what it sent so far, as if uvicorn had read it itself."""
+        whole, self._whole = self._whole, None
+        if whole is None or self.transport.is_closing():
+            return  # the parser refused the rest (uvicorn answered 400 and closed)
+        self._start_cycle()
+        if whole.chunks:
+            super().on_body(b"".join(whole.chunks))
+
+    def _answer_whole(self, whole: WholeRequest) -> None:
+        cycle = FastCycle(whole.keep_alive)
+        self.cycle = cycle  # type: ignore[assignment]  # what uvicorn's bookkeeping reads
+        task = self.loop.create_task(self._answered(cycle, whole))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+
+    async def _answered(self, cycle: FastCycle, whole: WholeRequest) -> None:
+        assert self._webhook is not None  # a whole request is only read with a webhook
+        answer = await self._webhook.answer_whole(whole.headers, b"".join(whole.chunks))
+        if not cycle.disconnected and self.flow.write_paused:
+            await self.flow.drain()  # as uvicorn's send: a peer that reads nothing waits
+        if cycle.disconnected:
+            return  # lost, or closed to make room: nobody to answer
+        data, close = fastpath.encoded(answer, self.server_state.default_headers)
+        self.transport.write(data)
+        cycle.response_started = cycle.response_complete = True
+        if close or not cycle.keep_alive:
+            self.transport.close()
+        self.on_response_complete()
 
     def on_response_complete(self) -> None:
         # Answered before its body ended (a 404, 405, /healthz with a body): uvicorn would

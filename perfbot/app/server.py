@@ -204,6 +204,11 @@ class PerfbotApp(Starlette):
         super().__init__(**kwargs)
         self._webhook = webhook
 
+    @property
+    def webhook(self) -> WebhookEndpoint:
+        """``POST /webhook`` (``perfbot.app.fastpath`` answers a whole request with it)."""
+        return self._webhook
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/webhook":
             await self._webhook(scope, receive, send)

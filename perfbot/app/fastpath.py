@@ -1,0 +1,110 @@
+"""``POST /webhook`` answered without ASGI when the request arrives whole in one read.
+
+A delivery is a head and a body of tens of KB that GitHub (or the proxy in front) sends
+at once, so its request is almost always read whole in one ``data_received``. For such a
+request ``BoundedHttpTools`` hands head and body straight to ingest
+(``WebhookEndpoint.answer_whole``, the same checks and answers as its ASGI path) and
+writes the answer itself: no ASGI scope, cycle, event, receive or send. Those cost two
+fifths of a delivery's CPU under uvicorn with httptools (``bench/ingest.py``).
+
+Anything else takes uvicorn's path as before: another route or method, HTTP/1.0, an
+``Expect`` or ``Transfer-Encoding`` header, an upgrade, a request behind another one
+still being answered, a process at its request limit, and a body still arriving when
+the read ends (then the part already read is handed to uvicorn's cycle, which goes on
+as if it had read it itself: the body deadline and budget apply from there).
+
+While a whole request is being answered, a ``FastCycle`` stands in for uvicorn's cycle,
+so uvicorn's own bookkeeping (a pipelined request queued behind it, the keep-alive
+timer, a graceful shutdown, a lost connection) works on it unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterable, MutableMapping
+from typing import Any, Final, Protocol
+
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE
+
+Message = MutableMapping[str, Any]
+
+# The one request the fast path takes: perfbot's webhook, as GitHub sends it.
+PATH: Final = b"/webhook"
+METHOD: Final = b"POST"
+# Headers whose presence sends a request uvicorn's way: framing or semantics the fast
+# path leaves to uvicorn (a chunked body, a 100-continue, an upgrade).
+_UVICORNS: Final = frozenset({b"transfer-encoding", b"expect", b"upgrade"})
+
+
+class WholeAnswerer(Protocol):
+    """What answers a whole delivery: ``perfbot.app.ingest.WebhookEndpoint``."""
+
+    def answer_whole(
+        self, raw_headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> Awaitable[tuple[Message, Message]]: ...
+
+
+class WholeRequest:
+    """A webhook request being read on the fast path: its headers and body so far."""
+
+    __slots__ = ("chunks", "headers", "keep_alive")
+
+    def __init__(self, headers: list[tuple[bytes, bytes]], keep_alive: bool) -> None:
+        self.headers = headers
+        self.keep_alive = keep_alive
+        self.chunks: list[bytes] = []
+
+
+class _NoWaiter:
+    """uvicorn sets its cycle's message event to wake the app's ``receive``; no app waits."""
+
+    __slots__ = ()
+
+    def set(self) -> None:
+        return None
+
+
+class FastCycle:
+    """The stand-in for uvicorn's ``RequestResponseCycle`` while a whole request is
+    answered: the attributes uvicorn's protocol (and ``BoundedHttpTools``) read or set."""
+
+    __slots__ = ("disconnected", "keep_alive", "response_complete", "response_started")
+
+    more_body: Final = False  # the body has arrived whole
+    message_event: Final = _NoWaiter()
+
+    def __init__(self, keep_alive: bool) -> None:
+        self.keep_alive = keep_alive
+        self.disconnected = False
+        self.response_started = False
+        self.response_complete = False
+
+
+def takes(
+    method: bytes, url: bytes, http_version: str, headers: Iterable[tuple[bytes, bytes]]
+) -> bool:
+    """Whether a request's head is one the fast path may answer (its body permitting)."""
+    if method != METHOD or url != PATH or http_version != "1.1":
+        return False
+    seen_length = False
+    for name, _ in headers:
+        if name in _UVICORNS:
+            return False
+        if name == b"content-length":
+            seen_length = True
+    return seen_length  # a body of declared length: nothing else frames it
+
+
+def encoded(
+    answer: tuple[Message, Message], default_headers: list[tuple[bytes, bytes]]
+) -> tuple[bytes, bool]:
+    """The bytes of an answer as uvicorn writes them (its status line, its default
+    headers first), and whether the connection closes after it (``connection: close``)."""
+    start, body = answer
+    parts = [STATUS_LINE[start["status"]]]
+    close = False
+    for name, value in (*default_headers, *start["headers"]):
+        if name == b"connection" and value.lower() == b"close":
+            close = True
+        parts += (name, b": ", value, b"\r\n")
+    parts += (b"\r\n", body["body"])
+    return b"".join(parts), close

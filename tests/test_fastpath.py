@@ -1,0 +1,346 @@
+"""``POST /webhook`` read whole in one read is answered without ASGI (``perfbot.app.fastpath``),
+with the very answer uvicorn's ASGI path gives; anything else still goes uvicorn's way."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from perfbot.app import fastpath
+from perfbot.app.ingest import WebhookEndpoint
+from perfbot.app.processes import server_config
+from perfbot.app.server import create_app
+from perfbot.app.settings import Settings
+from perfbot.app.triage import sign
+from perfbot.support.metrics import Metrics
+from tests.harness import SECRET, World, settings_env, uvicorn_on_loopback, wait_until
+
+
+@dataclass
+class Served:
+    port: int
+    database: Path
+    asgi_calls: list[str]  # the delivery ids that reached the ASGI endpoint
+
+    def stored(self, delivery_id: str) -> bool:
+        with sqlite3.connect(f"file:{self.database}?mode=ro", uri=True) as conn:
+            return (
+                conn.execute("SELECT 1 FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
+                is not None
+            )
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    """perfbot's app (workers off) under uvicorn with httptools, as ``perfbot serve`` runs it."""
+    calls: list[str] = []
+    asgi = WebhookEndpoint.__call__
+
+    async def counted(self: WebhookEndpoint, scope: Any, receive: Any, send: Any) -> None:
+        ids = [v.decode() for k, v in scope["headers"] if k == b"x-github-delivery"]
+        calls.append(ids[0] if ids else "")
+        await asgi(self, scope, receive, send)
+
+    monkeypatch.setattr(WebhookEndpoint, "__call__", counted)
+    world = World.create()
+    database = tmp_path / "perfbot.db"
+    env = settings_env(world.fake.api_url, database)
+    app = create_app(Settings.from_env(env), run_workers=False)
+    config = server_config(app, "127.0.0.1", 0, http="httptools", log_level="warning")
+    with uvicorn_on_loopback(uvicorn.Server(config)) as port:
+        yield Served(port, database, calls)
+
+
+def request(
+    body: bytes,
+    *,
+    delivery_id: str | None = None,
+    event: str = "workflow_run",
+    signature: str | None = None,
+    extra: str = "",
+) -> tuple[bytes, bytes]:
+    """The head and body of a delivery as GitHub sends it."""
+    head = (
+        "POST /webhook HTTP/1.1\r\nHost: perfbot\r\nContent-Type: application/json\r\n"
+        f"X-GitHub-Event: {event}\r\nX-GitHub-Delivery: {delivery_id or uuid.uuid4()}\r\n"
+        f"X-Hub-Signature-256: {signature or sign(SECRET, body)}\r\n{extra}"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode(), body
+
+
+def delivery_body() -> bytes:
+    world = World.create()
+    body, _ = world.delivery(world.measured_run(world.pull(1, "a" * 40), 7001))
+    return body
+
+
+@dataclass(frozen=True)
+class Answer:
+    status_line: bytes
+    headers: dict[bytes, bytes]  # lower-case names, uvicorn's date left out
+    body: bytes
+    closed: bool
+
+
+def read_answer(sock: socket.socket, data: bytes = b"") -> tuple[Answer, bytes]:
+    """One answer from ``sock`` (``data``: what was read of it already), and whatever
+    came after it."""
+    sock.settimeout(10)
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"closed before an answer: {data!r}"
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.split(b"\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(b":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers[b"content-length"])
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "closed within the answer's body"
+        rest += chunk
+    body, after = rest[:length], rest[length:]
+    headers.pop(b"date", None)
+    return Answer(status_line, headers, body, closed=False), after
+
+
+def closed_after(sock: socket.socket) -> bool:
+    """Whether the server closes ``sock`` (within a second) with nothing more sent."""
+    sock.settimeout(1)
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def exchange(port: int, head: bytes, body: bytes, *, split: bool) -> Answer:
+    """One request on a connection of its own: sent at once, or its body held back for a
+    moment after its first byte (so it cannot arrive in one read)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        if split:
+            sock.sendall(head + body[:1])
+            time.sleep(0.3)
+            sock.sendall(body[1:])
+        else:
+            sock.sendall(head + body)
+        answer, after = read_answer(sock)
+        assert after == b""
+        return Answer(answer.status_line, answer.headers, answer.body, closed_after(sock))
+
+
+def test_a_whole_delivery_is_stored_and_answered_without_asgi(served: Served) -> None:
+    delivery_id = str(uuid.uuid4())
+    answer = exchange(served.port, *request(delivery_body(), delivery_id=delivery_id), split=False)
+    assert answer.status_line == b"HTTP/1.1 202 Accepted"
+    assert json.loads(answer.body) == {"status": "queued"}
+    assert not answer.closed  # kept alive
+    assert served.stored(delivery_id)
+    assert served.asgi_calls == []
+
+
+def test_a_delivery_whose_body_comes_in_parts_goes_uvicorns_way(served: Served) -> None:
+    delivery_id = str(uuid.uuid4())
+    answer = exchange(served.port, *request(delivery_body(), delivery_id=delivery_id), split=True)
+    assert answer.status_line == b"HTTP/1.1 202 Accepted"
+    assert json.loads(answer.body) == {"status": "queued"}
+    assert served.stored(delivery_id)
+    assert served.asgi_calls == [delivery_id]
+
+
+def _cases() -> dict[str, Any]:
+    body = delivery_body()
+    return {
+        "queued": lambda: request(body),
+        "ping": lambda: request(b'{"zen": "Keep it logically awesome."}', event="ping"),
+        "not json": lambda: request(b"{not json"),
+        "not an object": lambda: request(b"[1, 2]"),
+        "wrong signature": lambda: request(body, signature="sha256=" + "0" * 64),
+        "malformed signature": lambda: request(body, signature="sha1=abc"),
+        "no delivery id": lambda: (
+            request(body)[0].replace(b"X-GitHub-Delivery", b"X-Other"),
+            body,
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_the_fast_answer_is_the_asgi_paths_answer(served: Served, case: str) -> None:
+    make = _cases()[case]
+    fast = exchange(served.port, *make(), split=False)
+    calls = len(served.asgi_calls)
+    slow = exchange(served.port, *make(), split=True)
+    assert calls == 0
+    assert len(served.asgi_calls) == 1
+    assert fast == slow
+
+
+def test_a_repeated_delivery_is_a_duplicate_either_way(served: Served) -> None:
+    delivery_id = str(uuid.uuid4())
+    head, body = request(delivery_body(), delivery_id=delivery_id)
+    first = exchange(served.port, head, body, split=False)
+    again_fast = exchange(served.port, head, body, split=False)
+    again_slow = exchange(served.port, head, body, split=True)
+    assert json.loads(first.body) == {"status": "queued"}
+    assert json.loads(again_fast.body) == json.loads(again_slow.body) == {"status": "duplicate"}
+
+
+def test_deliveries_kept_alive_and_pipelined_are_answered_in_order(served: Served) -> None:
+    body = delivery_body()
+    ids = [str(uuid.uuid4()) for _ in range(4)]
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        # Two one after the other on the kept connection, then two in one write: the
+        # second of those waits behind the first one's answer.
+        for delivery_id in ids[:2]:
+            sock.sendall(b"".join(request(body, delivery_id=delivery_id)))
+            answer, after = read_answer(sock)
+            assert json.loads(answer.body) == {"status": "queued"}
+            assert after == b""
+        ping_id = str(uuid.uuid4())
+        ping = request(b"{}", event="ping", delivery_id=ping_id)
+        sock.sendall(b"".join((*request(body, delivery_id=ids[2]), *ping)))
+        first, after = read_answer(sock)
+        second, after = read_answer(sock, after)
+        assert json.loads(first.body) == {"status": "queued"}
+        assert json.loads(second.body) == {"status": "pong"}
+        assert after == b""
+    assert all(served.stored(delivery_id) for delivery_id in ids[:3])
+    # The ping came while the delivery before it was being answered: uvicorn queued it.
+    assert served.asgi_calls == [ping_id]
+
+
+def test_connection_close_is_honoured_after_the_answer(served: Served) -> None:
+    head, body = request(delivery_body(), extra="Connection: close\r\n")
+    answer = exchange(served.port, head, body, split=False)
+    assert answer.status_line == b"HTTP/1.1 202 Accepted"
+    assert answer.closed
+    assert served.asgi_calls == []
+
+
+def test_a_sender_gone_before_its_answer_loses_nothing(served: Served) -> None:
+    delivery_id = str(uuid.uuid4())
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(b"".join(request(delivery_body(), delivery_id=delivery_id)))
+    wait_until(lambda: served.stored(delivery_id), 10, "the delivery to be stored")
+    # The server goes on serving.
+    answer = exchange(served.port, *request(delivery_body()), split=False)
+    assert json.loads(answer.body) == {"status": "queued"}
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "version", "headers", "takes"),
+    [
+        (b"POST", b"/webhook", "1.1", [(b"content-length", b"2")], True),
+        (b"GET", b"/webhook", "1.1", [(b"content-length", b"2")], False),
+        (b"POST", b"/healthz", "1.1", [(b"content-length", b"2")], False),
+        (b"POST", b"/webhook?x=1", "1.1", [(b"content-length", b"2")], False),
+        (b"POST", b"/%77ebhook", "1.1", [(b"content-length", b"2")], False),
+        (b"POST", b"/webhook", "1.0", [(b"content-length", b"2")], False),
+        (b"POST", b"/webhook", "1.1", [], False),
+        (b"POST", b"/webhook", "1.1", [(b"transfer-encoding", b"chunked")], False),
+        (
+            b"POST",
+            b"/webhook",
+            "1.1",
+            [(b"content-length", b"2"), (b"expect", b"100-continue")],
+            False,
+        ),
+        (
+            b"POST",
+            b"/webhook",
+            "1.1",
+            [(b"content-length", b"2"), (b"upgrade", b"websocket")],
+            False,
+        ),
+    ],
+)
+def test_only_a_plain_webhook_request_takes_the_fast_path(
+    method: bytes, url: bytes, version: str, headers: list[tuple[bytes, bytes]], takes: bool
+) -> None:
+    assert fastpath.takes(method, url, version, headers) is takes
+
+
+def test_an_answer_is_written_as_uvicorn_writes_it() -> None:
+    start = {
+        "type": "http.response.start",
+        "status": 413,
+        "headers": [(b"content-length", b"2"), (b"connection", b"close")],
+    }
+    data, close = fastpath.encoded(
+        (start, {"type": "http.response.body", "body": b"{}"}), [(b"date", b"Thu")]
+    )
+    assert data == (
+        b"HTTP/1.1 413 Request Entity Too Large\r\ndate: Thu\r\ncontent-length: 2\r\n"
+        b"connection: close\r\n\r\n{}"
+    )
+    assert close
+
+
+# -- the endpoint: answer_whole against its ASGI path, for what sockets cannot show -------
+
+
+class FailingStore:
+    async def record_delivery(self, *args: Any) -> bool:
+        raise RuntimeError("the disk is gone")
+
+
+def endpoint(tmp_path: Path, store: Any) -> WebhookEndpoint:
+    settings = Settings.from_env(
+        settings_env("http://127.0.0.1:9", tmp_path / "db", PERFBOT_MAX_BODY_BYTES="65536")
+    )
+    metrics = Metrics()
+    return WebhookEndpoint(lambda: (settings, store, metrics, lambda: None), lambda: 1000.0)
+
+
+async def through_asgi(
+    app: WebhookEndpoint, headers: list[tuple[bytes, bytes]], body: bytes
+) -> list[Any]:
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/webhook", "headers": headers}
+    await app(scope, receive, send)
+    return sent
+
+
+def raw_headers(body: bytes) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"x-github-event", b"workflow_run"),
+        (b"x-github-delivery", b"guid-1"),
+        (b"x-hub-signature-256", sign(SECRET, body).encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+
+
+@pytest.mark.parametrize("case", ["too large", "store fails"])
+async def test_answer_whole_gives_the_asgi_paths_answer(tmp_path: Path, case: str) -> None:
+    if case == "too large":
+        body, store = json.dumps({"padding": "x" * 70_000}).encode(), FailingStore()
+        status = 413
+    else:
+        body, store = delivery_body(), FailingStore()
+        status = 500
+    app = endpoint(tmp_path, store)
+    whole = await app.answer_whole(raw_headers(body), body)
+    asgi = await through_asgi(app, raw_headers(body), body)
+    assert list(whole) == asgi
+    assert whole[0]["status"] == status
