@@ -4,7 +4,10 @@ A plain ASGI app that ``perfbot.app.server`` serves ahead of Starlette's middlew
 rather than a Starlette request handler: every delivery GitHub sends passes through
 here, and the Request, the Response, the router and the middleware per delivery cost a
 quarter of the whole ingest (``bench/ingest.py``). So it answers an unexpected error
-with a 500 itself, as Starlette's error middleware would.
+with a 500 itself, as Starlette's error middleware would. A request that arrives whole in
+one read of its socket does not even take the ASGI path: uvicorn's protocol hands its
+head and body to ``answer_whole`` (``perfbot.app.fastpath``), which checks and answers it
+as ``__call__`` does once the body is read.
 
 Anyone can send a body here, and a body is only known to be GitHub's once it has been
 read in full and its HMAC checked. So what an unverified sender can hold is bounded
