@@ -3,9 +3,11 @@ with the very answer uvicorn's ASGI path gives; anything else still goes uvicorn
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,6 +24,7 @@ from perfbot.app.processes import server_config
 from perfbot.app.server import create_app
 from perfbot.app.settings import Settings
 from perfbot.app.triage import sign
+from perfbot.store import SQLiteStore
 from perfbot.support.metrics import Metrics
 from tests.harness import SECRET, World, settings_env, uvicorn_on_loopback, wait_until
 
@@ -41,8 +44,11 @@ class Served:
 
 
 @pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
-    """perfbot's app (workers off) under uvicorn with httptools, as ``perfbot serve`` runs it."""
+def served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[Served]:
+    """perfbot's app (workers off) under uvicorn with httptools, as ``perfbot serve`` runs it
+    (``@pytest.mark.parametrize("served", [options], indirect=True)``: uvicorn's options)."""
     calls: list[str] = []
     asgi = WebhookEndpoint.__call__
 
@@ -56,7 +62,8 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
     database = tmp_path / "perfbot.db"
     env = settings_env(world.fake.api_url, database)
     app = create_app(Settings.from_env(env), run_workers=False)
-    config = server_config(app, "127.0.0.1", 0, http="httptools", log_level="warning")
+    options: dict[str, Any] = dict(getattr(request, "param", {}))
+    config = server_config(app, "127.0.0.1", 0, http="httptools", log_level="warning", **options)
     with uvicorn_on_loopback(uvicorn.Server(config)) as port:
         yield Served(port, database, calls)
 
@@ -88,7 +95,7 @@ def delivery_body() -> bytes:
 @dataclass(frozen=True)
 class Answer:
     status_line: bytes
-    headers: dict[bytes, bytes]  # lower-case names, uvicorn's date left out
+    headers: tuple[tuple[bytes, bytes], ...]  # in order, as sent; uvicorn's date left out
     body: bytes
     closed: bool
 
@@ -103,17 +110,14 @@ def read_answer(sock: socket.socket, data: bytes = b"") -> tuple[Answer, bytes]:
         data += chunk
     head, _, rest = data.partition(b"\r\n\r\n")
     status_line, *lines = head.split(b"\r\n")
-    headers = {}
-    for line in lines:
-        name, _, value = line.partition(b":")
-        headers[name.strip().lower()] = value.strip()
-    length = int(headers[b"content-length"])
+    pairs = [tuple(part.strip() for part in line.split(b":", 1)) for line in lines]
+    headers = tuple((name, value) for name, value in pairs if name != b"date")
+    length = int(dict(headers)[b"content-length"])
     while len(rest) < length:
         chunk = sock.recv(65536)
         assert chunk, "closed within the answer's body"
         rest += chunk
     body, after = rest[:length], rest[length:]
-    headers.pop(b"date", None)
     return Answer(status_line, headers, body, closed=False), after
 
 
@@ -224,10 +228,55 @@ def test_deliveries_kept_alive_and_pipelined_are_answered_in_order(served: Serve
 
 
 def test_connection_close_is_honoured_after_the_answer(served: Served) -> None:
-    head, body = request(delivery_body(), extra="Connection: close\r\n")
-    answer = exchange(served.port, head, body, split=False)
+    def make() -> tuple[bytes, bytes]:
+        return request(delivery_body(), extra="Connection: keep-alive, close\r\n")
+
+    answer = exchange(served.port, *make(), split=False)
     assert answer.status_line == b"HTTP/1.1 202 Accepted"
+    assert (b"connection", b"close") in answer.headers
     assert answer.closed
+    assert served.asgi_calls == []
+    assert answer == exchange(served.port, *make(), split=True)
+
+
+def test_an_answer_that_fails_is_a_500_and_a_close_as_uvicorns(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def cancelled(*_args: Any) -> Any:
+        raise asyncio.CancelledError  # not an Exception: ingest's own handler lets it by
+
+    monkeypatch.setattr(WebhookEndpoint, "_answer_body", cancelled)
+    head, body = request(delivery_body())
+    fast = exchange(served.port, head, body, split=False)
+    slow = exchange(served.port, head, body, split=True)
+    assert fast.status_line == b"HTTP/1.1 500 Internal Server Error"
+    assert fast.closed
+    assert fast == slow
+
+
+@pytest.mark.parametrize("served", [{"limit_concurrency": 1}], indirect=True)
+def test_at_the_request_limit_a_whole_delivery_goes_uvicorns_way(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    record = SQLiteStore.record_delivery
+
+    async def held(self: SQLiteStore, *args: Any) -> bool:
+        for _ in range(1000):  # 10 s at most
+            if release.is_set():
+                break
+            await asyncio.sleep(0.01)
+        return await record(self, *args)
+
+    monkeypatch.setattr(SQLiteStore, "record_delivery", held)
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as first:
+        first.sendall(b"".join(request(delivery_body())))
+        time.sleep(0.3)  # its answer in flight: the one request the limit allows
+        refused = exchange(served.port, *request(delivery_body()), split=False)
+        release.set()
+        answer, _ = read_answer(first)
+    assert refused.status_line == b"HTTP/1.1 503 Service Unavailable"
+    assert answer.status_line == b"HTTP/1.1 202 Accepted"
     assert served.asgi_calls == []
 
 
@@ -274,20 +323,17 @@ def test_only_a_plain_webhook_request_takes_the_fast_path(
     assert fastpath.takes(method, url, version, headers) is takes
 
 
-def test_an_answer_is_written_as_uvicorn_writes_it() -> None:
-    start = {
-        "type": "http.response.start",
-        "status": 413,
-        "headers": [(b"content-length", b"2"), (b"connection", b"close")],
-    }
+@pytest.mark.parametrize("keep_alive", [True, False])
+def test_an_answer_is_written_as_uvicorn_writes_it(keep_alive: bool) -> None:
+    start = {"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"2")]}
     data, close = fastpath.encoded(
-        (start, {"type": "http.response.body", "body": b"{}"}), [(b"date", b"Thu")]
+        (start, {"type": "http.response.body", "body": b"{}"}), [(b"date", b"Thu")], keep_alive
     )
-    assert data == (
-        b"HTTP/1.1 413 Request Entity Too Large\r\ndate: Thu\r\ncontent-length: 2\r\n"
-        b"connection: close\r\n\r\n{}"
+    ending = b"" if keep_alive else b"connection: close\r\n"
+    assert (
+        data == b"HTTP/1.1 202 Accepted\r\ndate: Thu\r\ncontent-length: 2\r\n" + ending + b"\r\n{}"
     )
-    assert close
+    assert close is not keep_alive
 
 
 # -- the endpoint: answer_whole against its ASGI path, for what sockets cannot show -------

@@ -95,16 +95,35 @@ def takes(
 
 
 def encoded(
-    answer: tuple[Message, Message], default_headers: list[tuple[bytes, bytes]]
+    answer: tuple[Message, Message], default_headers: list[tuple[bytes, bytes]], keep_alive: bool
 ) -> tuple[bytes, bool]:
-    """The bytes of an answer as uvicorn writes them (its status line, its default
-    headers first), and whether the connection closes after it (``connection: close``)."""
+    """The bytes of an answer as uvicorn writes them (its status line, its default headers
+    first, ``connection: close`` added when the connection is not kept alive), and whether
+    the connection closes after it."""
     start, body = answer
     parts = [STATUS_LINE[start["status"]]]
     close = False
     for name, value in (*default_headers, *start["headers"]):
-        if name == b"connection" and value.lower() == b"close":
+        if name == b"connection" and b"close" in (t.strip().lower() for t in value.split(b",")):
             close = True
         parts += (name, b": ", value, b"\r\n")
+    if not keep_alive and not close:
+        parts.append(b"connection: close\r\n")
+        close = True
     parts += (b"\r\n", body["body"])
     return b"".join(parts), close
+
+
+# uvicorn's answer when its app fails before answering.
+FAILED: Final = (
+    {
+        "type": "http.response.start",
+        "status": 500,
+        "headers": [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", b"21"),
+            (b"connection", b"close"),
+        ],
+    },
+    {"type": "http.response.body", "body": b"Internal Server Error"},
+)

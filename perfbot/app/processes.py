@@ -244,15 +244,23 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     async def _answered(self, cycle: FastCycle, whole: WholeRequest) -> None:
         assert self._webhook is not None  # a whole request is only read with a webhook
-        answer = await self._webhook.answer_whole(whole.headers, b"".join(whole.chunks))
-        if not cycle.disconnected and self.flow.write_paused:
-            await self.flow.drain()  # as uvicorn's send: a peer that reads nothing waits
-        if cycle.disconnected:
+        try:
+            answer = await self._webhook.answer_whole(whole.headers, b"".join(whole.chunks))
+            if not cycle.disconnected and self.flow.write_paused:
+                await self.flow.drain()  # as uvicorn's send: a peer that reads nothing waits
+        except BaseException:
+            # As uvicorn's cycle does for its app: a 500 where nothing was answered (its
+            # task cancelled past the shutdown's grace, say), never a silent connection.
+            self.logger.exception("the webhook's answer failed")
+            answer = fastpath.FAILED
+            cycle.keep_alive = False
+        if cycle.disconnected or self.transport.is_closing():
             return  # lost, or closed to make room: nobody to answer
-        data, close = fastpath.encoded(answer, self.server_state.default_headers)
+        # keep_alive read now: a shutdown meanwhile asks for this answer to be the last.
+        data, close = fastpath.encoded(answer, self.server_state.default_headers, cycle.keep_alive)
         self.transport.write(data)
         cycle.response_started = cycle.response_complete = True
-        if close or not cycle.keep_alive:
+        if close:
             self.transport.close()
         self.on_response_complete()
 
