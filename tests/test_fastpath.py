@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from perfbot.app import fastpath
+from perfbot.app import fastpath, processes
 from perfbot.app.ingest import WebhookEndpoint
 from perfbot.app.processes import server_config
 from perfbot.app.server import create_app
@@ -132,13 +132,19 @@ def closed_after(sock: socket.socket) -> bool:
         return True
 
 
-def exchange(port: int, head: bytes, body: bytes, *, split: bool) -> Answer:
-    """One request on a connection of its own: sent at once, or its body held back for a
-    moment after its first byte (so it cannot arrive in one read)."""
+# Longer than the fast path waits for the rest of a body: past it, uvicorn's path.
+HELD_BACK_SECONDS = processes.WHOLE_WAIT_SECONDS + 0.35
+
+
+def exchange(
+    port: int, head: bytes, body: bytes, *, split: bool, pause: float = HELD_BACK_SECONDS
+) -> Answer:
+    """One request on a connection of its own: sent at once, or its body held back for
+    ``pause`` after its first byte."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         if split:
             sock.sendall(head + body[:1])
-            time.sleep(0.3)
+            time.sleep(pause)
             sock.sendall(body[1:])
         else:
             sock.sendall(head + body)
@@ -164,6 +170,67 @@ def test_a_delivery_whose_body_comes_in_parts_goes_uvicorns_way(served: Served) 
     assert json.loads(answer.body) == {"status": "queued"}
     assert served.stored(delivery_id)
     assert served.asgi_calls == [delivery_id]
+
+
+def test_a_body_written_apart_from_its_head_is_waited_for(served: Served) -> None:
+    # httpx, say, writes a request's head and its body apart; a proxy streams the body.
+    delivery_id = str(uuid.uuid4())
+    head, body = request(delivery_body(), delivery_id=delivery_id)
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(head)
+        time.sleep(0.02)
+        sock.sendall(body[: len(body) // 2])
+        time.sleep(0.02)
+        sock.sendall(body[len(body) // 2 :])
+        answer, after = read_answer(sock)
+    assert json.loads(answer.body) == {"status": "queued"}
+    assert after == b""
+    assert served.stored(delivery_id)
+    assert served.asgi_calls == []
+
+
+def test_a_body_larger_than_the_wait_goes_uvicorns_way_at_once(served: Served) -> None:
+    delivery_id = str(uuid.uuid4())
+    payload = json.loads(delivery_body())
+    payload["padding"] = "x" * processes.WHOLE_WAIT_BYTES
+    head, body = request(json.dumps(payload).encode(), delivery_id=delivery_id)
+    # Held back for less than the wait: only the size sends it uvicorn's way.
+    answer = exchange(served.port, head, body, split=True, pause=processes.WHOLE_WAIT_SECONDS / 3)
+    assert json.loads(answer.body) == {"status": "queued"}
+    assert served.asgi_calls == [delivery_id]
+
+
+@pytest.mark.parametrize("served", [{"limit_concurrency": 1}], indirect=True)
+def test_at_the_limit_a_request_waiting_for_its_body_makes_room(served: Served) -> None:
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as waiting:
+        head, body = request(delivery_body())
+        waiting.sendall(head + body[:100])
+        time.sleep(0.05)  # waiting for the rest on the fast path: the one request allowed
+        answer = exchange(served.port, *request(delivery_body()), split=False)
+        evicted, _ = read_answer(waiting)
+    assert evicted.status_line == b"HTTP/1.1 503 Service Unavailable"
+    assert json.loads(answer.body) == {"status": "queued"}
+
+
+@pytest.mark.parametrize("served", [{"limit_concurrency": 1}], indirect=True)
+def test_a_request_handed_on_after_the_wait_is_not_counted_twice(served: Served) -> None:
+    # Its waiting task stops counting when uvicorn's takes over: with one place, that
+    # request is served, not answered 503 as if a second were in flight.
+    answer = exchange(served.port, *request(delivery_body()), split=True)
+    assert json.loads(answer.body) == {"status": "queued"}
+    assert len(served.asgi_calls) == 1
+
+
+@pytest.mark.parametrize("served", [{"limit_concurrency": 1}], indirect=True)
+def test_a_sender_gone_while_its_body_was_awaited_frees_its_place(served: Served) -> None:
+    head, body = request(delivery_body())
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(head + body[:100])
+        time.sleep(0.05)
+    time.sleep(0.1)  # its connection lost: its waiting task ends, and stops counting
+    answer = exchange(served.port, *request(delivery_body()), split=False)
+    assert json.loads(answer.body) == {"status": "queued"}  # not 503: the place is free
+    assert served.asgi_calls == []
 
 
 def _cases() -> dict[str, Any]:

@@ -1,25 +1,31 @@
-"""``POST /webhook`` answered without ASGI when the request arrives whole in one read.
+"""``POST /webhook`` answered without ASGI when its request arrives whole.
 
-A delivery is a head and a body of tens of KB that GitHub (or the proxy in front) sends
-at once, so its request is almost always read whole in one ``data_received``. For such a
-request ``BoundedHttpTools`` hands head and body straight to ingest
-(``WebhookEndpoint.answer_whole``, the same checks and answers as its ASGI path) and
-writes the answer itself: no ASGI scope, cycle, event, receive or send. Those cost two
-fifths of a delivery's CPU under uvicorn with httptools (``bench/ingest.py``).
+A delivery is a head and a body of tens of KB, so its request is most often read whole
+in one ``data_received``, or in two or three that follow each other within a millisecond
+(a client that writes its head and body apart, as httpx does; a proxy that streams the
+body, as Caddy does). For such a request ``BoundedHttpTools`` hands head and body straight
+to ingest (``WebhookEndpoint.answer_whole``, the same checks and answers as its ASGI
+path) and writes the answer itself: no ASGI scope, cycle, event, receive or send. Those
+cost two fifths of a delivery's CPU under uvicorn with httptools (``bench/ingest.py``).
 
 Anything else takes uvicorn's path as before: another route or method, HTTP/1.0, an
 ``Expect`` or ``Transfer-Encoding`` header, an upgrade, a request behind another one
-still being answered, a process at its request limit, and a body still arriving when
-the read ends (then the part already read is handed to uvicorn's cycle, which goes on
-as if it had read it itself: the body deadline and budget apply from there).
+still being answered, a process at its request limit. So does a body that has not come
+whole when the read ends, if it is larger than ``WHOLE_WAIT_BYTES``, or once
+``WHOLE_WAIT_SECONDS`` have passed (``perfbot.app.processes``): the part already read is
+handed to uvicorn's cycle, which goes on as if it had read it itself, and the body
+deadline and budget apply from there. While it waits, the request has a task of its own
+and counts as one waiting for its body, as it would on uvicorn's path: against the
+request limit, and first to make room at it.
 
-While a whole request is being answered, a ``FastCycle`` stands in for uvicorn's cycle,
-so uvicorn's own bookkeeping (a pipelined request queued behind it, the keep-alive
+While a whole request waits or is answered, a ``FastCycle`` stands in for uvicorn's
+cycle, so uvicorn's own bookkeeping (a pipelined request queued behind it, the keep-alive
 timer, a graceful shutdown, a lost connection) works on it unchanged.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Iterable, MutableMapping
 from typing import Any, Final, Protocol
 
@@ -44,14 +50,45 @@ class WholeAnswerer(Protocol):
 
 
 class WholeRequest:
-    """A webhook request being read on the fast path: its headers and body so far."""
+    """A webhook request being read on the fast path: its headers and body so far, and
+    while it waits for the rest of its body past a read, its task and its timer."""
 
-    __slots__ = ("chunks", "headers", "keep_alive")
+    __slots__ = (
+        "chunks",
+        "declared",
+        "headers",
+        "keep_alive",
+        "previous",
+        "task",
+        "timer",
+        "waiting",
+    )
 
     def __init__(self, headers: list[tuple[bytes, bytes]], keep_alive: bool) -> None:
         self.headers = headers
         self.keep_alive = keep_alive
         self.chunks: list[bytes] = []
+        self.declared = _declared(headers)
+        # Set while it waits past a read: the future its task awaits (True: the body has
+        # come; False: it went uvicorn's way, or its connection is lost), the task, its
+        # timer, and the cycle uvicorn had before (the fast cycle stands in meanwhile).
+        self.waiting: asyncio.Future[bool] | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.previous: Any = None
+
+    def arrived(self, whole: bool) -> None:
+        """Wake the waiting task: the body has come whole, or it will not on this path."""
+        if self.waiting is not None and not self.waiting.done():
+            self.waiting.set_result(whole)
+
+
+def _declared(headers: list[tuple[bytes, bytes]]) -> int:
+    """The body's declared length (the parser has checked it), or -1 if unreadable."""
+    for name, value in headers:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else -1
+    return -1
 
 
 class _NoWaiter:
@@ -63,20 +100,34 @@ class _NoWaiter:
         return None
 
 
+_NO_WAITER: Final = _NoWaiter()
+
+
+class Waker(Protocol):
+    def set(self) -> None: ...
+
+
 class FastCycle:
     """The stand-in for uvicorn's ``RequestResponseCycle`` while a whole request is
-    answered: the attributes uvicorn's protocol (and ``BoundedHttpTools``) read or set."""
+    answered (or waits for the rest of its body): the attributes uvicorn's protocol (and
+    ``BoundedHttpTools``) read or set."""
 
-    __slots__ = ("disconnected", "keep_alive", "response_complete", "response_started")
+    __slots__ = (
+        "disconnected",
+        "keep_alive",
+        "message_event",
+        "response_complete",
+        "response_started",
+    )
 
-    more_body: Final = False  # the body has arrived whole
-    message_event: Final = _NoWaiter()
+    more_body: Final = False  # never answered before its body has come whole
 
     def __init__(self, keep_alive: bool) -> None:
         self.keep_alive = keep_alive
         self.disconnected = False
         self.response_started = False
         self.response_complete = False
+        self.message_event: Waker = _NO_WAITER
 
 
 def takes(

@@ -62,6 +62,13 @@ LIMIT_CONCURRENCY = 256
 # (``ulimit -n``), whichever is lower, so the database and GitHub still get theirs.
 MAX_CONNECTIONS = 2048
 FD_HEADROOM = 256
+# How long, and for how large a body, a webhook request whose body did not come in the
+# read that ended its head waits for the rest on the fast path (``perfbot.app.fastpath``)
+# before it goes uvicorn's way: a client that writes head and body apart, or a proxy that
+# streams the body, sends the rest within a millisecond or two; every real delivery is
+# tens of KB.
+WHOLE_WAIT_SECONDS = 0.25
+WHOLE_WAIT_BYTES = 64 * 1024
 # uvicorn's default: a proxy or client that reuses its connection sends the next request
 # within seconds; an idle one gives its place back after 5 s.
 TIMEOUT_KEEP_ALIVE_SECONDS = 5
@@ -145,12 +152,16 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._cancel_head_timer()
         self._idle.pop(self, None)
         self._stalled.pop(self, None)
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # wakes a whole request's waiting task: nothing more
+        whole, self._whole = self._whole, None
+        if whole is not None and whole.timer is not None:
+            whole.timer.cancel()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self._whole is not None:
-            self._read_on()
+        whole = self._whole
+        if whole is not None and whole.waiting is None:
+            self._wait_for_rest(whole)
         if self._in_head:  # still no end of head: all of this was head
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
@@ -195,7 +206,7 @@ class BoundedHttpTools(HttpToolsProtocol):
     def on_body(self, body: bytes) -> None:
         whole = self._whole
         if whole is not None:
-            whole.chunks.append(body)  # at most what one read holds
+            whole.chunks.append(body)  # what one read holds, or up to WHOLE_WAIT_BYTES
             return
         super().on_body(body)
 
@@ -204,7 +215,12 @@ class BoundedHttpTools(HttpToolsProtocol):
         whole = self._whole
         if whole is not None:
             self._whole = None
-            self._answer_whole(whole)
+            if whole.waiting is None:
+                self._answer_whole(whole)  # read whole in one read: answered now
+            else:
+                if whole.timer is not None:
+                    whole.timer.cancel()
+                whole.arrived(True)  # its task, waiting for the rest, answers it
             return
         super().on_message_complete()
 
@@ -225,26 +241,64 @@ class BoundedHttpTools(HttpToolsProtocol):
             parser.get_method(), self.url, parser.get_http_version(), self.headers
         )
 
+    def _wait_for_rest(self, whole: WholeRequest) -> None:
+        """The read ended before the body did: wait a moment for the rest (a client that
+        writes its head and body apart, a proxy that streams the body), as a request of
+        its own, counted and evictable as uvicorn's would be; else uvicorn's path."""
+        if self.transport.is_closing() or not 0 <= whole.declared <= WHOLE_WAIT_BYTES:
+            self._read_on()
+            return
+        cycle = FastCycle(whole.keep_alive)
+        whole.previous, self.cycle = self.cycle, cycle  # type: ignore[assignment]
+        whole.waiting = self.loop.create_future()
+        cycle.message_event = _Arrival(whole)  # uvicorn sets it when the connection is lost
+        whole.task = self._start_fast(cycle, whole)
+        whole.timer = self.loop.call_later(WHOLE_WAIT_SECONDS, self._read_on)
+        self._stalled[self] = None  # waiting for its body, as uvicorn's request would
+
     def _read_on(self) -> None:
-        """The read ended with the body still on its way: the request is uvicorn's from
-        here, with what it sent so far, as if uvicorn had read it itself."""
+        """The body is still on its way (when the read ends and it is larger than
+        ``WHOLE_WAIT_BYTES``, or ``WHOLE_WAIT_SECONDS`` later): the request is uvicorn's
+        from here, with what it sent so far, as if uvicorn had read it itself."""
         whole, self._whole = self._whole, None
-        if whole is None or self.transport.is_closing():
+        if whole is None:
+            return
+        shut = False
+        if whole.waiting is not None:
+            # Its waiting task ends without a word, and stops counting at once.
+            if whole.timer is not None:
+                whole.timer.cancel()
+            if whole.task is not None:
+                self.tasks.discard(whole.task)
+            cycle = self.cycle
+            shut = isinstance(cycle, FastCycle) and not cycle.keep_alive  # a shutdown asked
+            self.cycle = whole.previous
+            self._stalled.pop(self, None)
+            whole.arrived(False)
+        if self.transport.is_closing():
             return  # the parser refused the rest (uvicorn answered 400 and closed)
         self._start_cycle()
+        if shut:
+            self.cycle.keep_alive = False
         if whole.chunks:
             super().on_body(b"".join(whole.chunks))
 
     def _answer_whole(self, whole: WholeRequest) -> None:
         cycle = FastCycle(whole.keep_alive)
         self.cycle = cycle  # type: ignore[assignment]  # what uvicorn's bookkeeping reads
+        self._start_fast(cycle, whole)
+
+    def _start_fast(self, cycle: FastCycle, whole: WholeRequest) -> asyncio.Task[None]:
         task = self.loop.create_task(self._answered(cycle, whole))
         task.add_done_callback(self.tasks.discard)
         self.tasks.add(task)
+        return task
 
     async def _answered(self, cycle: FastCycle, whole: WholeRequest) -> None:
         assert self._webhook is not None  # a whole request is only read with a webhook
         try:
+            if whole.waiting is not None and not await whole.waiting:
+                return  # handed to uvicorn's path, or its sender is gone
             answer = await self._webhook.answer_whole(whole.headers, b"".join(whole.chunks))
             if not cycle.disconnected and self.flow.write_paused:
                 await self.flow.drain()  # as uvicorn's send: a peer that reads nothing waits
@@ -305,6 +359,19 @@ class BoundedHttpTools(HttpToolsProtocol):
         # Not between a head and its answer: that is ingest's time (its body deadline).
         if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
             self.transport.close()
+
+
+class _Arrival:
+    """A waiting whole request's stand-in for uvicorn's message event: set when its
+    connection is lost, it tells the waiting task that no more will come."""
+
+    __slots__ = ("_whole",)
+
+    def __init__(self, whole: WholeRequest) -> None:
+        self._whole = whole
+
+    def set(self) -> None:
+        self._whole.arrived(False)
 
 
 _HEAD_TOO_LARGE = (
