@@ -20,7 +20,7 @@ import uvicorn
 
 from perfbot.app import fastpath, processes
 from perfbot.app.ingest import WebhookEndpoint
-from perfbot.app.processes import server_config
+from perfbot.app.processes import BoundedHttpTools, server_config
 from perfbot.app.server import create_app
 from perfbot.app.settings import Settings
 from perfbot.app.triage import sign
@@ -34,6 +34,7 @@ class Served:
     port: int
     database: Path
     asgi_calls: list[str]  # the delivery ids that reached the ASGI endpoint
+    server: uvicorn.Server
 
     def stored(self, delivery_id: str) -> bool:
         with sqlite3.connect(f"file:{self.database}?mode=ro", uri=True) as conn:
@@ -64,8 +65,9 @@ def served(
     app = create_app(Settings.from_env(env), run_workers=False)
     options: dict[str, Any] = dict(getattr(request, "param", {}))
     config = server_config(app, "127.0.0.1", 0, http="httptools", log_level="warning", **options)
-    with uvicorn_on_loopback(uvicorn.Server(config)) as port:
-        yield Served(port, database, calls)
+    server = uvicorn.Server(config)
+    with uvicorn_on_loopback(server) as port:
+        yield Served(port, database, calls, server)
 
 
 def request(
@@ -136,13 +138,29 @@ def closed_after(sock: socket.socket) -> bool:
 HELD_BACK_SECONDS = processes.WHOLE_WAIT_SECONDS + 0.35
 
 
+# Well within the fast path's wait: how long a client that writes head and body apart
+# leaves between them, at most.
+APART_SECONDS = 0.01
+
+
 def exchange(
-    port: int, head: bytes, body: bytes, *, split: bool, pause: float = HELD_BACK_SECONDS
+    port: int,
+    head: bytes,
+    body: bytes,
+    *,
+    split: bool,
+    pause: float = HELD_BACK_SECONDS,
+    apart: bool = False,
 ) -> Answer:
-    """One request on a connection of its own: sent at once, or its body held back for
-    ``pause`` after its first byte."""
+    """One request on a connection of its own: sent at once (``apart``: its head, then
+    its body ``APART_SECONDS`` later), or its body held back for ``pause`` after its first
+    byte."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        if split:
+        if apart:
+            sock.sendall(head)
+            time.sleep(APART_SECONDS)
+            sock.sendall(body)
+        elif split:
             sock.sendall(head + body[:1])
             time.sleep(pause)
             sock.sendall(body[1:])
@@ -178,9 +196,9 @@ def test_a_body_written_apart_from_its_head_is_waited_for(served: Served) -> Non
     head, body = request(delivery_body(), delivery_id=delivery_id)
     with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
         sock.sendall(head)
-        time.sleep(0.02)
+        time.sleep(APART_SECONDS)
         sock.sendall(body[: len(body) // 2])
-        time.sleep(0.02)
+        time.sleep(APART_SECONDS)
         sock.sendall(body[len(body) // 2 :])
         answer, after = read_answer(sock)
     assert json.loads(answer.body) == {"status": "queued"}
@@ -202,14 +220,102 @@ def test_a_body_larger_than_the_wait_goes_uvicorns_way_at_once(served: Served) -
 
 @pytest.mark.parametrize("served", [{"limit_concurrency": 1}], indirect=True)
 def test_at_the_limit_a_request_waiting_for_its_body_makes_room(served: Served) -> None:
+    newer_id = str(uuid.uuid4())
     with socket.create_connection(("127.0.0.1", served.port), timeout=10) as waiting:
         head, body = request(delivery_body())
         waiting.sendall(head + body[:100])
         time.sleep(0.05)  # waiting for the rest on the fast path: the one request allowed
-        answer = exchange(served.port, *request(delivery_body()), split=False)
+        answer = exchange(served.port, *request(delivery_body(), delivery_id=newer_id), split=False)
         evicted, _ = read_answer(waiting)
     assert evicted.status_line == b"HTTP/1.1 503 Service Unavailable"
     assert json.loads(answer.body) == {"status": "queued"}
+    # The evicted one waited on the fast path; at the limit, the newer went uvicorn's way.
+    assert served.asgi_calls == [newer_id]
+
+
+@pytest.mark.parametrize("served", [{"limit_concurrency": 2}], indirect=True)
+def test_a_request_handed_on_after_the_wait_keeps_its_place_to_make_room(
+    served: Served,
+) -> None:
+    head, body = request(delivery_body())
+    large_head, large_body = request(b"x" * (processes.WHOLE_WAIT_BYTES + 1))
+    with (
+        socket.create_connection(("127.0.0.1", served.port), timeout=10) as oldest,
+        socket.create_connection(("127.0.0.1", served.port), timeout=10) as younger,
+    ):
+        oldest.sendall(head + body[:10])  # waits on the fast path, then is handed on
+        time.sleep(0.05)
+        younger.sendall(large_head + large_body[:10])  # uvicorn's way at once
+        time.sleep(HELD_BACK_SECONDS)
+        # Both places taken by requests waiting for their bodies: the oldest makes room.
+        answer = exchange(served.port, *request(delivery_body()), split=False)
+        evicted, _ = read_answer(oldest)
+        younger.sendall(large_body[10:])
+        kept, _ = read_answer(younger)
+    assert evicted.status_line == b"HTTP/1.1 503 Service Unavailable"
+    assert json.loads(answer.body) == {"status": "queued"}
+    assert kept.status_line == b"HTTP/1.1 400 Bad Request"  # its body is no JSON: answered
+
+
+def test_a_malformed_signature_is_refused_without_waiting_for_the_body(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A wait far past read_answer's bound: only a refusal at once can pass.
+    monkeypatch.setattr(processes, "WHOLE_WAIT_SECONDS", 60.0)
+    head, _body = request(delivery_body(), signature="sha1=abc")
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(head)  # and no body
+        answer, _ = read_answer(sock)
+    assert answer.status_line == b"HTTP/1.1 401 Unauthorized"
+
+
+def test_one_waited_requests_timer_does_not_hand_on_the_next(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(processes, "WHOLE_WAIT_SECONDS", 1.0)
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        # The first body 0.6 s after its head, the second's 0.8 s after its own: the
+        # first's timer, were it left, would go off 0.4 s into the second's wait.
+        for pause in (0.6, 0.8):
+            head, body = request(delivery_body())
+            sock.sendall(head)
+            time.sleep(pause)
+            sock.sendall(body)
+            answer, _ = read_answer(sock)
+            assert json.loads(answer.body) == {"status": "queued"}
+    assert served.asgi_calls == []
+
+
+def test_a_waited_answer_leaves_nothing_of_its_body_on_the_connection(served: Served) -> None:
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        for _ in range(3):
+            head, body = request(delivery_body())
+            sock.sendall(head)
+            time.sleep(APART_SECONDS)
+            sock.sendall(body)
+            read_answer(sock)
+        (connection,) = served.server.server_state.connections
+        assert isinstance(connection, BoundedHttpTools)
+        assert connection.cycle.message_event is fastpath.NO_WAITER
+    assert served.asgi_calls == []
+
+
+@pytest.mark.parametrize("arrives", [True, False], ids=["in-time", "handed-on"])
+def test_a_shutdown_while_a_body_is_awaited_makes_its_answer_the_last(
+    served: Served, arrives: bool
+) -> None:
+    head, body = request(delivery_body())
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(head + body[:10])
+        time.sleep(0.05)
+        served.server.should_exit = True
+        time.sleep(0.1 if arrives else HELD_BACK_SECONDS)
+        sock.sendall(body[10:])
+        answer, _ = read_answer(sock)
+        assert json.loads(answer.body) == {"status": "queued"}
+        assert (b"connection", b"close") in answer.headers
+        assert closed_after(sock)
+    assert served.asgi_calls == ([] if arrives else [served.asgi_calls[0]])
 
 
 @pytest.mark.parametrize("served", [{"limit_concurrency": 1}], indirect=True)
@@ -258,6 +364,7 @@ def test_the_fast_answer_is_the_asgi_paths_answer(served: Served, case: str) -> 
     assert calls == 0
     assert len(served.asgi_calls) == 1
     assert fast == slow
+    assert exchange(served.port, *make(), split=False, apart=True) == slow  # waited for
 
 
 def test_a_repeated_delivery_is_a_duplicate_either_way(served: Served) -> None:

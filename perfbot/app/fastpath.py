@@ -14,9 +14,12 @@ still being answered, a process at its request limit. So does a body that has no
 whole when the read ends, if it is larger than ``WHOLE_WAIT_BYTES``, or once
 ``WHOLE_WAIT_SECONDS`` have passed (``perfbot.app.processes``): the part already read is
 handed to uvicorn's cycle, which goes on as if it had read it itself, and the body
-deadline and budget apply from there. While it waits, the request has a task of its own
-and counts as one waiting for its body, as it would on uvicorn's path: against the
-request limit, and first to make room at it.
+deadline and budget apply from there (the deadline so starts up to that wait later, and
+a waiting body, at most ``WHOLE_WAIT_BYTES``, is not charged to the budget: the request
+limit bounds what all of them hold). A head whose signature header ingest would refuse
+before reading the body is handed on at once. While it waits, the request has a task of
+its own and counts as one waiting for its body, as it would on uvicorn's path: against
+the request limit, and in turn to make room at it.
 
 While a whole request waits or is answered, a ``FastCycle`` stands in for uvicorn's
 cycle, so uvicorn's own bookkeeping (a pipelined request queued behind it, the keep-alive
@@ -30,6 +33,8 @@ from collections.abc import Awaitable, Iterable, MutableMapping
 from typing import Any, Final, Protocol
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE
+
+from perfbot.app import triage
 
 Message = MutableMapping[str, Any]
 
@@ -83,6 +88,14 @@ class WholeRequest:
             self.waiting.set_result(whole)
 
 
+def signature_well_formed(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether the request's signature header (its first) has GitHub's shape."""
+    for name, value in headers:
+        if name == b"x-hub-signature-256":
+            return triage.signature_well_formed(value.decode("latin-1").strip())
+    return False
+
+
 def _declared(headers: list[tuple[bytes, bytes]]) -> int:
     """The body's declared length (the parser has checked it), or -1 if unreadable."""
     for name, value in headers:
@@ -100,7 +113,7 @@ class _NoWaiter:
         return None
 
 
-_NO_WAITER: Final = _NoWaiter()
+NO_WAITER: Final = _NoWaiter()
 
 
 class Waker(Protocol):
@@ -127,7 +140,7 @@ class FastCycle:
         self.disconnected = False
         self.response_started = False
         self.response_complete = False
-        self.message_event: Waker = _NO_WAITER
+        self.message_event: Waker = NO_WAITER
 
 
 def takes(

@@ -218,8 +218,10 @@ class BoundedHttpTools(HttpToolsProtocol):
             if whole.waiting is None:
                 self._answer_whole(whole)  # read whole in one read: answered now
             else:
+                # Its timer would hand on the next request waiting on this connection.
                 if whole.timer is not None:
                     whole.timer.cancel()
+                whole.timer = whole.previous = None  # only a hand-over needs them
                 whole.arrived(True)  # its task, waiting for the rest, answers it
             return
         super().on_message_complete()
@@ -245,7 +247,12 @@ class BoundedHttpTools(HttpToolsProtocol):
         """The read ended before the body did: wait a moment for the rest (a client that
         writes its head and body apart, a proxy that streams the body), as a request of
         its own, counted and evictable as uvicorn's would be; else uvicorn's path."""
-        if self.transport.is_closing() or not 0 <= whole.declared <= WHOLE_WAIT_BYTES:
+        if (
+            self.transport.is_closing()
+            or not 0 <= whole.declared <= WHOLE_WAIT_BYTES
+            # Ingest refuses such a head before it reads a byte of the body: at once.
+            or not fastpath.signature_well_formed(whole.headers)
+        ):
             self._read_on()
             return
         cycle = FastCycle(whole.keep_alive)
@@ -273,8 +280,7 @@ class BoundedHttpTools(HttpToolsProtocol):
             cycle = self.cycle
             shut = isinstance(cycle, FastCycle) and not cycle.keep_alive  # a shutdown asked
             self.cycle = whole.previous
-            self._stalled.pop(self, None)
-            whole.arrived(False)
+            whole.arrived(False)  # still in _stalled, where it waited: its place is kept
         if self.transport.is_closing():
             return  # the parser refused the rest (uvicorn answered 400 and closed)
         self._start_cycle()
@@ -297,8 +303,12 @@ class BoundedHttpTools(HttpToolsProtocol):
     async def _answered(self, cycle: FastCycle, whole: WholeRequest) -> None:
         assert self._webhook is not None  # a whole request is only read with a webhook
         try:
-            if whole.waiting is not None and not await whole.waiting:
-                return  # handed to uvicorn's path, or its sender is gone
+            if whole.waiting is not None:
+                arrived = await whole.waiting
+                # Woken: the cycle, which stays the connection's, no longer holds the body.
+                cycle.message_event = fastpath.NO_WAITER
+                if not arrived:
+                    return  # handed to uvicorn's path, or its sender is gone
             answer = await self._webhook.answer_whole(whole.headers, b"".join(whole.chunks))
             if not cycle.disconnected and self.flow.write_paused:
                 await self.flow.drain()  # as uvicorn's send: a peer that reads nothing waits
