@@ -4,10 +4,10 @@ A plain ASGI app that ``perfbot.app.server`` serves ahead of Starlette's middlew
 rather than a Starlette request handler: every delivery GitHub sends passes through
 here, and the Request, the Response, the router and the middleware per delivery cost a
 quarter of the whole ingest (``bench/ingest.py``). So it answers an unexpected error
-with a 500 itself, as Starlette's error middleware would. A request that arrives whole in
-one read of its socket does not even take the ASGI path: uvicorn's protocol hands its
-head and body to ``answer_whole`` (``perfbot.app.fastpath``), which checks and answers it
-as ``__call__`` does once the body is read.
+with a 500 itself, as Starlette's error middleware would. A request whose body comes with
+its head, or within a moment after it, does not even take the ASGI path: perfbot's
+protocol hands its head and body to ``answer_whole`` (``perfbot.app.fastpath``), which
+checks and answers it as ``__call__`` does once the body is read.
 
 Anyone can send a body here, and a body is only known to be GitHub's once it has been
 read in full and its HMAC checked. So what an unverified sender can hold is bounded
@@ -191,7 +191,7 @@ class WebhookEndpoint:
 
     async def answer_whole(self, raw_headers: list[tuple[bytes, bytes]], body: bytes) -> Answer:
         """The answer to a delivery whose body has arrived whole, the one ``__call__``
-        would send (``perfbot.app.fastpath``: a request read whole in one read)."""
+        would send (``perfbot.app.fastpath``: a request read whole without ASGI)."""
         headers = _read_headers(raw_headers)
         try:
             return await self._answer_whole(headers, body)

@@ -10,7 +10,9 @@ Anyone can connect, so the server's own limits are chosen, not defaults: what a 
 may hold before perfbot's ingest sees it (``BoundedHttpTools``: its head), how many
 connections there may be, and who makes room when there are too many: the connection
 or request that has waited longest on its sender, never one whose request has arrived
-whole (``server_config``). The body is ingest's (``perfbot.app.ingest``).
+whole (``server_config``). The body is ingest's (``perfbot.app.ingest``); a webhook
+request whose body comes with its head is answered by the protocol itself, without ASGI
+(``perfbot.app.fastpath``).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ class BoundedHttpTools(HttpToolsProtocol):
     _in_head = False
     _head_bytes = 0
     _head_timer: asyncio.TimerHandle | None = None
-    # A webhook request being read whole in this read (``perfbot.app.fastpath``).
+    # The webhook request being read on the fast path (``perfbot.app.fastpath``), if any.
     _whole: WholeRequest | None = None
 
     def __init__(
