@@ -34,8 +34,6 @@ from typing import Any, Final, Protocol
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
-from perfbot.app import triage
-
 Message = MutableMapping[str, Any]
 
 # The one request the fast path takes: perfbot's webhook, as GitHub sends it.
@@ -52,6 +50,8 @@ class WholeAnswerer(Protocol):
     def answer_whole(
         self, raw_headers: list[tuple[bytes, bytes]], body: bytes
     ) -> Awaitable[tuple[Message, Message]]: ...
+
+    def refuses_unread(self, raw_headers: list[tuple[bytes, bytes]]) -> bool: ...
 
 
 class WholeRequest:
@@ -86,14 +86,6 @@ class WholeRequest:
         """Wake the waiting task: the body has come whole, or it will not on this path."""
         if self.waiting is not None and not self.waiting.done():
             self.waiting.set_result(whole)
-
-
-def signature_well_formed(headers: list[tuple[bytes, bytes]]) -> bool:
-    """Whether the request's signature header (its first) has GitHub's shape."""
-    for name, value in headers:
-        if name == b"x-hub-signature-256":
-            return triage.signature_well_formed(value.decode("latin-1").strip())
-    return False
 
 
 def _declared(headers: list[tuple[bytes, bytes]]) -> int:

@@ -198,6 +198,16 @@ class WebhookEndpoint:
         except Exception:
             return _failed(headers)
 
+    def refuses_unread(self, raw_headers: list[tuple[bytes, bytes]]) -> bool:
+        """Whether a request with these headers is refused before a byte of its body is
+        read (a missing or malformed signature header): the fast path then waits for no
+        body, and hands the request to ``__call__`` at once."""
+        try:
+            _signature(_read_headers(raw_headers))
+        except WebhookError:
+            return True
+        return False
+
     async def _answer_whole(self, headers: dict[bytes, str], body: bytes) -> Answer:
         services = self._services()
         event = headers.get(b"x-github-event", "unknown")
@@ -205,7 +215,7 @@ class WebhookEndpoint:
             signature = _signature(headers)
             limit = services[0].max_body_bytes
             if len(body) > limit:
-                raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
+                raise _too_large(limit)
             return await self._answer_body(services, headers, event, signature, body)
         except WebhookError as exc:
             return self._refused(services[2], event, headers, exc)
@@ -297,7 +307,7 @@ class WebhookEndpoint:
             and declared.isdigit()
             and int(declared) > limit
         ):
-            raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
+            raise _too_large(limit)
         held = 0
         task = asyncio.current_task()
         assert task is not None  # an ASGI app runs in a task
@@ -315,7 +325,7 @@ class WebhookEndpoint:
                 chunk: bytes = message.get("body", b"")
                 size += len(chunk)
                 if size > limit:  # a chunked body, or a declared one still arriving
-                    raise PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
+                    raise _too_large(limit)
                 if not message.get("more_body", False):
                     # The end: checked before anything else is awaited, so not charged.
                     if not chunks:
@@ -375,6 +385,10 @@ def _signature(headers: dict[bytes, str]) -> str:
     if signature is None or not signature_well_formed(signature.strip()):
         raise SignatureMismatch(MALFORMED_SIGNATURE)
     return signature
+
+
+def _too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"the body is larger than this server's {limit} bytes")
 
 
 def _failed(headers: dict[bytes, str]) -> Answer:

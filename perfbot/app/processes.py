@@ -232,16 +232,16 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def _takes_whole(self) -> bool:
         """Whether the request whose head has just ended goes the fast path."""
-        if self._webhook is None or self.pipeline:
+        if self._webhook is None:
             return False
         cycle = self.cycle
         if cycle is not None and not cycle.response_complete:
-            return False  # behind an answer still being made: uvicorn queues it
+            return False  # behind an answer still being made (or queued): uvicorn queues it
         limit = self.limit_concurrency
         if limit is not None and len(self.tasks) >= limit:
             return False  # uvicorn's path makes room, or answers 503
-        parser = self.parser
-        return not parser.should_upgrade() and fastpath.takes(
+        parser = self.parser  # an upgrade has an Upgrade header or is a CONNECT: not taken
+        return fastpath.takes(
             parser.get_method(), self.url, parser.get_http_version(), self.headers
         )
 
@@ -249,11 +249,13 @@ class BoundedHttpTools(HttpToolsProtocol):
         """The read ended before the body did: wait a moment for the rest (a client that
         writes its head and body apart, a proxy that streams the body), as a request of
         its own, counted and evictable as uvicorn's would be; else uvicorn's path."""
+        webhook = self._webhook
+        assert webhook is not None  # a whole request is only read with a webhook
         if (
             self.transport.is_closing()
             or not 0 <= whole.declared <= WHOLE_WAIT_BYTES
-            # Ingest refuses such a head before it reads a byte of the body: at once.
-            or not fastpath.signature_well_formed(whole.headers)
+            # Refused before a byte of its body is read: nothing to wait for.
+            or webhook.refuses_unread(whole.headers)
         ):
             self._read_on()
             return
