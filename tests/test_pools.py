@@ -397,6 +397,40 @@ async def test_a_connect_past_its_time_is_a_timeout(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize(
+    "sent",
+    [b"", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"],
+    ids=["no head", "half a body"],
+)
+async def test_a_peer_that_stops_sending_is_a_timeout_and_its_connection_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch, sent: bytes
+) -> None:
+    monkeypatch.setattr(pools, "READ_SECONDS", 0.05)
+    stalled = asyncio.Event()
+
+    async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(sent)
+        await writer.drain()
+        await stalled.wait()
+
+    async def read_all() -> None:
+        answer = await wire.send(get(peer.url))
+        assert answer.status_code == 200
+
+    async with peer_answering(stall, b"HTTP/1.1 204 No Content\r\n\r\n") as peer:
+        wire = Metered(Pools(4), None)
+        try:
+            async with asyncio.timeout(10):  # a guard against a hang of the test itself
+                with pytest.raises(TimeoutError):
+                    await read_all()
+                answer = await wire.send(get(peer.url))
+        finally:
+            stalled.set()
+            await wire.close()
+    assert answer.status_code == 204
+    assert peer.connections == 2  # the stalled one was not used again
+
+
+@pytest.mark.parametrize(
     ("answer", "body"),
     [
         (b"HTTP/1.1 304 Not Modified\r\nContent-Encoding: br\r\n\r\n", b""),
@@ -440,6 +474,36 @@ def test_a_query_without_a_path_is_kept_and_credentials_in_a_url_are_refused() -
     assert wire._split("https://h.example:8443/a/b?c=/d#frag")[2] == b"/a/b?c=/d"
     with pytest.raises(ValueError, match="credentials"):
         wire._split("https://user:pw@h.example/x")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://h.example:8443/repos/o/r/pulls/7",
+        "https://h.example:8443/a//b?c=/d&e=f",
+        "https://h.example:8443/a/b?",
+        "https://h.example:8443/a/b#frag",
+        "https://h.example:8443/a?b#c?d",
+        "https://h.example:8443/",
+        "HTTPS://h.example:8443/x",
+        "https://h.example:8443?q=1",
+        "https://h.example:8443@evil.example/x",
+        "https://h.example:8443/caf\u00e9",
+    ],
+)
+def test_a_url_of_a_host_already_seen_is_split_as_the_first_one_was(url: str) -> None:
+    # The second URL of a host takes a shortcut past urlsplit; it must not split otherwise.
+    seen, fresh = Pools(4), Pools(4)
+    seen._split("https://h.example:8443/first")
+    try:
+        expected: object = fresh._split(url)
+    except ValueError as exc:
+        expected = str(exc)
+    try:
+        got: object = seen._split(url)
+    except ValueError as exc:
+        got = str(exc)
+    assert got == expected
 
 
 @pytest.mark.parametrize(

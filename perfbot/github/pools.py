@@ -89,8 +89,7 @@ class _Opened:
                 if decoder is not None:
                     decoder.end()
                 return b"".join(kept), True
-            async with asyncio.timeout(READ_SECONDS):
-                await conn.wait()
+            await conn.wait(READ_SECONDS)
 
     async def release(self) -> None:
         if not self._released:
@@ -206,8 +205,7 @@ class Pools:
         try:
             conn.expect(request)
             while not conn.head_done:
-                async with asyncio.timeout(READ_SECONDS):
-                    await conn.wait()
+                await conn.wait(READ_SECONDS)
         except BaseException:
             # Cancelled (the call's deadline) or failed: the answer may still be coming,
             # so the connection cannot serve another request.
@@ -245,6 +243,15 @@ class Pools:
         if _NOT_IN_URL.search(url):
             # urlsplit would drop a tab or a line break silently, even from the host.
             raise ValueError("a URL with a space or a control character in it")
+        # A host already checked, and a plain target after it: the target is the rest of
+        # the URL as it stands (urlsplit took a tenth of a request's CPU for the same).
+        cut = url.find("/", url.find("//") + 2)
+        known = self._origins.get(url[:cut]) if cut > 0 else None
+        if known is not None and "#" not in url and not url.endswith("?"):
+            target = url[cut:]
+            if not target.isascii():
+                raise ValueError("a request target that is not plain ASCII")
+            return known[0], known[1], target.encode("ascii")
         parts = urlsplit(url)
         key = parts.scheme + "://" + parts.netloc
         known = self._origins.get(key)
