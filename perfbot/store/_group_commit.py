@@ -33,6 +33,8 @@ CHECKPOINT_EVERY_COMMITS: Final = 200
 # Rows per multi-row INSERT: a job's 8 parameters each, well under SQLite's limit of host
 # parameters (32,766 since 3.32, 999 before).
 _ROWS_CHUNK: Final = 100
+# Host parameters in one statement: SQLite's limit before 3.32 (32,766 since).
+_MAX_PARAMETERS: Final = 999
 # Statements the loop's connection keeps prepared: the two inserts for each size of batch
 # (up to _ROWS_CHUNK rows), rather than sqlite3's default 128.
 _CACHED_STATEMENTS: Final = 256
@@ -181,9 +183,23 @@ class GroupCommit:
         return await self._small_write(lambda conn: conn.execute(sql, args).fetchall(), alone=True)
 
     async def poke_many(self, sql: str, rows: list[tuple[Any, ...]]) -> int | None:
-        """``poke`` of a statement run once per row (a report's few measurements), all in
-        one transaction; the rows changed."""
-        return await self._small_write(lambda conn: conn.executemany(sql, rows).rowcount)
+        """``poke`` of an INSERT of one row (``_of_rows``) for each of ``rows`` (a report's
+        few measurements), as one INSERT of them all; the rows changed.
+
+        One statement, its own transaction: executemany stepped the statement once a row,
+        between a BEGIN IMMEDIATE and a COMMIT of their own."""
+        if not rows:
+            return 0
+        per = max(1, _MAX_PARAMETERS // len(rows[0]))
+        chunks = [
+            (_of_rows(sql, len(chunk)), [value for row in chunk for value in row])
+            for chunk in (rows[start : start + per] for start in range(0, len(rows), per))
+        ]
+
+        def write(conn: sqlite3.Connection) -> int:
+            return sum(conn.execute(text, values).rowcount for text, values in chunks)
+
+        return await self._small_write(write, alone=len(chunks) == 1)
 
     async def _small_write(
         self, write: Callable[[sqlite3.Connection], T], *, alone: bool = False

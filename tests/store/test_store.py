@@ -845,9 +845,11 @@ async def test_writes_that_met_another_connections_lock_are_counted(tmp_path: Pa
         assert await store.lock_holder("pull:1:7", NOW) is None  # the waited write landed
 
 
-async def test_a_one_statement_write_on_the_loop_is_its_own_transaction(tmp_path: Path) -> None:
+async def test_a_one_statement_write_on_the_loop_is_its_own_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # No BEGIN IMMEDIATE and COMMIT around a lone statement; several rows (a report's
-    # measurements) still commit together.
+    # measurements) are one statement of them all, or statements that commit together.
     store = SQLiteStore(str(tmp_path / "perfbot.db"))
     await store.setup()
     try:
@@ -861,14 +863,25 @@ async def test_a_one_statement_write_on_the_loop_is_its_own_transaction(tmp_path
         assert [statement.split()[0] for statement in ran] == ["INSERT", "DELETE"]
         ran.clear()
         many = group_commit.GroupCommit.poke_many
-        rows = [("a",), ("b",)]
-        assert await many(store._deliveries, "INSERT INTO locks VALUES (?, 'w', 1)", rows)
+        insert = "INSERT INTO locks VALUES (?, 'w', 1) ON CONFLICT (key) DO NOTHING"
+        assert await many(store._deliveries, insert, [("a",), ("b",), ("a",)]) == 2
+        assert [statement.split()[0] for statement in ran] == ["INSERT"]  # one, of 3 rows
+        ran.clear()
+        # Past the host parameters one statement may hold: several, in one transaction.
+        monkeypatch.setattr(group_commit, "_MAX_PARAMETERS", 2)
+        assert await many(store._deliveries, insert, [("b",), ("c",), ("d",)]) == 2
         assert [statement.split()[0] for statement in ran] == [
             "BEGIN",
             "INSERT",
             "INSERT",
             "COMMIT",
         ]
+        assert {row[0] for row in loop_connection.execute("SELECT key FROM locks")} == {
+            "a",
+            "b",
+            "c",
+            "d",
+        }
     finally:
         await store.close()
 
