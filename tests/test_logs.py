@@ -39,3 +39,15 @@ def test_each_line_has_its_own_time_within_and_across_seconds() -> None:
         "2025-12-02T02:28:49.000Z",
         "2025-12-02T02:29:48.500Z",
     ]
+
+
+def test_a_line_orjson_refuses_is_written_all_the_same() -> None:
+    # A lone surrogate (from a payload's text) and an int past 64 bits: json writes them.
+    line = JsonFormatter().format(record(1_764_642_528.0, "bad \udc80 text", job=2**70))
+    assert json.loads(line)["message"] == "bad \udc80 text"
+    assert json.loads(line)["job"] == 2**70
+
+
+def test_a_line_keeps_text_as_it_is_not_escaped() -> None:
+    line = JsonFormatter().format(record(1_764_642_528.0, "zperf on n\u00e9t \u2014 ok"))
+    assert "zperf on n\u00e9t \u2014 ok" in line

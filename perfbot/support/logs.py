@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Any
 
+import orjson
+
 # Loggers of the HTTP stack print full URLs at INFO, and an artifact's storage URL is a
 # short-lived credential: they only ever speak at WARNING and above.
 QUIET_LOGGERS = ("httpx", "httpcore", "hishel", "githubkit")
@@ -39,7 +41,11 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False)
+        try:
+            # orjson's line: a few lines a job, in a third of json's time.
+            return orjson.dumps(entry).decode()
+        except TypeError:  # a value orjson refuses (a lone surrogate, a huge int)
+            return json.dumps(entry, ensure_ascii=False)
 
 
 def configure(level: str = "INFO") -> None:
