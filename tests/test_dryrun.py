@@ -161,3 +161,22 @@ def test_the_flag_and_the_variable_both_turn_the_dry_run_on(
     env = settings_env("http://127.0.0.1:1", tmp_path / "db")
     assert Settings.from_env({**env, "PERFBOT_DRY_RUN": os.environ["PERFBOT_DRY_RUN"]}).dry_run
     assert not Settings.from_env(env).dry_run
+
+
+@pytest.mark.parametrize(
+    ("path", "synthetic"),
+    [
+        (f"/repos/o/r/issues/comments/{SYNTHETIC_BASE}", True),
+        (f"/repos/o/r/check-runs/{SYNTHETIC_BASE + 5}/annotations", True),
+        (f"/api/v3/repos/o/r/issues/comments/{SYNTHETIC_BASE * 10}", True),
+        (f"/repos/o/r/issues/comments/{SYNTHETIC_BASE - 1}", False),
+        ("/repos/o/r/issues/comments/12", False),
+        (f"/repos/o/r{SYNTHETIC_BASE}/pulls/1", False),  # a name with digits in it
+        (f"/repos/o/r/issues/{SYNTHETIC_BASE}x", False),
+        ("/repos/o/r/issues/\u0663\u0663", False),  # digits, but not ASCII ones
+    ],
+)
+def test_a_path_names_an_object_a_dry_run_made_up_by_a_part_that_is_its_number(
+    path: str, synthetic: bool
+) -> None:
+    assert names_synthetic(path) is synthetic

@@ -44,6 +44,8 @@ _INSTALLATION: ContextVar[int | None] = ContextVar("perfbot_dry_run_installation
 # The installation-token exchange: a POST that writes nothing anyone sees, and without
 # which no read could be made.
 _TOKEN_EXCHANGE: Final = re.compile(r"(?:/.*)?/app/installations/\d+/access_tokens")
+# A part of a path that is a number as long as SYNTHETIC_BASE or longer.
+_LONG_NUMBER: Final = re.compile(rf"(?<![^/])[0-9]{{{len(str(SYNTHETIC_BASE))},}}(?![^/])")
 _REPO: Final = re.compile(r"(?:/.*)?/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)(?P<rest>/.*)?")
 
 
@@ -53,8 +55,10 @@ def is_synthetic(number: int) -> bool:
 
 
 def names_synthetic(path: str) -> bool:
-    """Whether a request path names an object a dry run made up."""
-    return any(part.isdigit() and is_synthetic(int(part)) for part in path.split("/"))
+    """Whether a request path names an object a dry run made up (a part of it that is a
+    number of at least ``SYNTHETIC_BASE``'s digits, looked for in one pass: every request
+    asks)."""
+    return any(is_synthetic(int(found.group())) for found in _LONG_NUMBER.finditer(path))
 
 
 def is_token_exchange(method: str, path: str) -> bool:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import zlib
@@ -41,6 +40,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Final, Protocol, TypeVar
+
+import orjson
+from prometheus_client import Gauge, Histogram
 
 from perfbot.github.errors import GitHubUnavailable, RateLimited, WaitForTurn
 from perfbot.store.base import PaceRecord
@@ -153,15 +155,15 @@ class PaceState:
             next_at=max(self.next_at, until),
         )
 
+    # orjson, not json: a key's record is read and written at every write it makes.
     def dump(self) -> str:
-        return json.dumps(
-            [self.next_at, self.notify_at, self.blocked_until, [round(t, 3) for t in self.recent]],
-            separators=(",", ":"),
-        )
+        return orjson.dumps(
+            [self.next_at, self.notify_at, self.blocked_until, [round(t, 3) for t in self.recent]]
+        ).decode()
 
     @classmethod
     def load(cls, text: str) -> PaceState:
-        next_at, notify_at, blocked_until, recent = json.loads(text)
+        next_at, notify_at, blocked_until, recent = orjson.loads(text)
         return cls(float(next_at), float(notify_at), float(blocked_until), tuple(recent))
 
 
@@ -225,6 +227,7 @@ class Pacer:
         self._turns: dict[str, _Turn] = {}
         # The record of each key this process last wrote, and when (``_record``).
         self._known: OrderedDict[str, tuple[float, PaceRecord]] = OrderedDict()
+        self._waits: dict[str, tuple[Gauge, Histogram]] = {}
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -331,18 +334,31 @@ class Pacer:
         delay = at - self._clock()
         if delay <= 0:
             return False
-        metrics = self._metrics
-        if metrics is not None:
-            metrics.github_waiting.labels(kind).inc()
+        waits = self._wait_metrics(kind)
+        if waits is not None:
+            waits[0].inc()
         try:
             # The job's worker slot serves another job meanwhile (``perfbot.support.lending``).
             async with lent(delay) if lend else contextlib.nullcontext():
                 await self._sleep(delay)
         finally:
-            if metrics is not None:
-                metrics.github_waiting.labels(kind).dec()
-                metrics.github_wait.labels(kind).observe(delay)
+            if waits is not None:
+                waits[0].dec()
+                waits[1].observe(delay)
         return True
+
+    def _wait_metrics(self, kind: str) -> tuple[Gauge, Histogram] | None:
+        """The waiting gauge and the wait histogram of ``kind``, looked up once."""
+        metrics = self._metrics
+        if metrics is None:
+            return None
+        found = self._waits.get(kind)
+        if found is None:
+            found = self._waits[kind] = (
+                metrics.github_waiting.labels(kind),
+                metrics.github_wait.labels(kind),
+            )
+        return found
 
     @asynccontextmanager
     async def _turn(self, key: str, notify: bool) -> AsyncIterator[None]:
