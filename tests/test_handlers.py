@@ -546,6 +546,29 @@ async def test_suspended_between_comment_and_check_run_writes_no_check_run(bench
     assert bench.fake.check_runs == {}
 
 
+async def test_the_suspension_is_read_again_only_after_a_github_call(
+    bench: Bench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    stored = bench.store.is_suspended
+
+    async def counted(installation_id: int) -> bool:
+        reads.append(installation_id)
+        return await stored(installation_id)
+
+    monkeypatch.setattr(bench.store, "is_suspended", counted)
+    bench.pull()
+    ctx = bench.context("d-1")
+    assert not await ctx.suspended()
+    assert not await ctx.suspended()
+    assert reads == [INSTALLATION]  # nothing asked of GitHub between: the answer stands
+    await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
+    await ctx.installation.get_pull("acme", "widget", 7)
+    assert await ctx.suspended()  # the call may have taken a while: the store is read
+    assert await ctx.suspended()
+    assert len(reads) == 3  # a suspension is never taken from memory
+
+
 async def test_a_command_of_a_suspended_installation_writes_nothing(bench: Bench) -> None:
     busy_repository(bench)
     hold = bench.fake.hold_next("/collaborators/")

@@ -317,7 +317,7 @@ async def _recorded(
             await store.set_suspended(INSTALLATION, True, 1.0, final=True)
         ctx = JobContext(
             delivery_id="d1",
-            installation=cast(Installation, SimpleNamespace(id=INSTALLATION)),
+            installation=cast(Installation, SimpleNamespace(id=INSTALLATION, calls_started=0)),
             store=store,
             app_id=app_id,
             bot_login=lambda: asyncio.sleep(0, "perfbot[bot]"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from perfbot.app.jobs import operator_refusal
@@ -44,6 +44,9 @@ class JobContext:
     log: logging.LoggerAdapter[logging.Logger]
     # The operator's default for the default branch's watch (``PERFBOT_WATCH``).
     watch_by_default: bool = True
+    # ``installation.calls_started`` when the store last said the installation is not
+    # suspended (empty: not asked yet); see ``suspended``.
+    not_suspended_at: list[int] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def installation_id(self) -> int | None:
@@ -58,6 +61,24 @@ class JobContext:
         """The repository's configuration (cached: no REST call within its lifetime)."""
         return await self.configs.get(self.installation, owner, name)
 
+    async def suspended(self) -> bool:
+        """Whether the installation is suspended or uninstalled, as the store says.
+
+        Read again unless the store said "not suspended" with no GitHub call begun since:
+        checks a few statements apart (the worker's and the first gate's, the record of
+        the measurements and the comment's) then cost one read, while a wait for GitHub,
+        during which an owner may suspend perfbot, is always followed by a fresh one."""
+        installation_id = self.installation_id
+        if installation_id is None:
+            return False
+        calls = self.installation.calls_started
+        if self.not_suspended_at == [calls]:
+            return False
+        if await self.store.is_suspended(installation_id):
+            return True
+        self.not_suspended_at[:] = [calls]
+        return False
+
     async def write_refused(
         self, owner: str, name: str, pull: PullInfo | None = None
     ) -> str | None:
@@ -69,7 +90,7 @@ class JobContext:
         configuration in the cache. ``pull``: the PR to write on, for its mute label.
         """
         installation_id = self.installation_id
-        if installation_id is not None and await self.store.is_suspended(installation_id):
+        if await self.suspended():
             return f"installation {installation_id} is suspended or uninstalled"
         refused = operator_refusal(self.repo_disabled, f"{owner}/{name}")
         if refused is not None:

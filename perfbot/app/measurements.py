@@ -79,7 +79,7 @@ async def record_report_measurements(
         return 0
     try:
         installation_id = ctx.installation_id
-        if installation_id is not None and await ctx.store.is_suspended(installation_id):
+        if await ctx.suspended():
             # Suspended or deleted meanwhile: a deleted installation's data is gone for good.
             return 0
         now = ctx.now()

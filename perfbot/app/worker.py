@@ -250,7 +250,12 @@ class Worker:
                 )
             with pacer.running(key) if pacer is not None else contextlib.nullcontext():
                 reason = await self.handle(
-                    typed, job.delivery_id, job.installation_id, owner, job_log
+                    typed,
+                    job.delivery_id,
+                    job.installation_id,
+                    owner,
+                    job_log,
+                    not_suspended=not route.while_suspended,
                 )
         except (Paced, WaitForTurn) as exc:
             # The watch's issue waits for its repository's minute, or the installation's
@@ -277,8 +282,12 @@ class Worker:
         installation_id: int,
         owner: str,
         job_log: logging.LoggerAdapter[logging.Logger],
+        *,
+        not_suspended: bool = False,
     ) -> str:
-        """Run the handler of ``typed`` for its installation (``perfbot replay`` too)."""
+        """Run the handler of ``typed`` for its installation (``perfbot replay`` too);
+        ``not_suspended``: the store said so just before (the job's first gate need not
+        ask again)."""
         installation = self._github.installation(installation_id)
         ctx = JobContext(
             delivery_id=delivery_id,
@@ -292,6 +301,7 @@ class Worker:
             worker=owner,
             log=job_log,
             watch_by_default=self._watch_by_default,
+            not_suspended_at=[installation.calls_started] if not_suspended else [],
         )
         # A dry run's records say which delivery and installation each write was for.
         with acting_for(delivery_id, installation_id):

@@ -32,6 +32,11 @@ class GitHubCalls(Protocol):
     def id(self) -> int | None:
         """The installation's id (None: a plain token, as ``perfbot comment`` has)."""
 
+    @property
+    def calls_started(self) -> int:
+        """How many calls this client has begun: what it may have learned since a moment
+        (``JobContext.suspended`` reads the store again only after one)."""
+
     async def list_run_artifacts(
         self, owner: str, repo: str, run_id: int
     ) -> list[ArtifactInfo]: ...

@@ -82,6 +82,8 @@ class Installation:
         self.app_id = app_id
         # None: a plain token (``perfbot comment``), which no installation record covers.
         self.id = installation_id
+        # The calls begun so far (``GitHubCalls.calls_started``).
+        self.calls_started = 0
         self._token_gate = token_gate
         # None: not paced (a test's direct client); else every call goes through it.
         self._pacer = pacer
@@ -94,6 +96,7 @@ class Installation:
     ) -> T:
         """One call: its token, its pace (``notifies``: a write that notifies people, as a
         new comment or issue does), its errors mapped."""
+        self.calls_started += 1
 
         async def gated() -> T:
             if self._token_gate is None:
