@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from perfbot.app import routes
+from perfbot.app import context, routes
 from perfbot.app.configcache import ConfigCache
 from perfbot.app.context import JobContext
 from perfbot.app.job_payloads import encode
@@ -546,6 +546,37 @@ async def test_suspended_between_comment_and_check_run_writes_no_check_run(bench
     assert bench.fake.check_runs == {}
 
 
+async def test_suspended_while_waiting_for_the_prs_lock_gets_nothing(
+    bench: Bench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No GitHub call between the measurements' check and the comment's (the proof is
+    # fresh, the comment exists): the wait for the PR's lock alone must not let the
+    # earlier "not suspended" stand.
+    pull = bench.pull()
+    first = bench.world.measured_run(pull, 1000)
+    assert (await bench.run("workflow_run", bench.run_payload(first), "d0")).startswith("comment ")
+    key = f"pull:{REPO_ID}:7"
+    assert await bench.store.try_lock(key, "other", 15.0, bench.clock[0])
+    tries: list[str] = []
+    take = bench.store.try_lock
+
+    async def counted(lock: str, owner: str, ttl: float, now: float) -> bool:
+        if lock == key and owner != "other":
+            tries.append(owner)
+        return await take(lock, owner, ttl, now)
+
+    monkeypatch.setattr(bench.store, "try_lock", counted)
+    writes = len(bench.writes())
+    task = asyncio.create_task(
+        bench.run("workflow_run", bench.run_payload(bench.world.measured_run(pull, 1001)))
+    )
+    await until(lambda: len(tries) >= 2, "the job waiting for the PR's lock")
+    await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
+    await bench.store.unlock(key, "other")
+    assert await task == f"not posted: installation {INSTALLATION} is suspended or uninstalled"
+    assert len(bench.writes()) == writes
+
+
 async def test_the_suspension_is_read_again_only_after_a_github_call(
     bench: Bench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -557,16 +588,21 @@ async def test_the_suspension_is_read_again_only_after_a_github_call(
         return await stored(installation_id)
 
     monkeypatch.setattr(bench.store, "is_suspended", counted)
+    clock = [100.0]
+    monkeypatch.setattr(context, "monotonic", lambda: clock[0])
     bench.pull()
     ctx = bench.context("d-1")
     assert not await ctx.suspended()
     assert not await ctx.suspended()
     assert reads == [INSTALLATION]  # nothing asked of GitHub between: the answer stands
+    clock[0] += context.SUSPENSION_FRESH_SECONDS * 2
+    assert not await ctx.suspended()
+    assert len(reads) == 2  # nor anything else, but it is no longer fresh
     await bench.store.set_suspended(INSTALLATION, True, bench.clock[0])
     await ctx.installation.get_pull("acme", "widget", 7)
     assert await ctx.suspended()  # the call may have taken a while: the store is read
     assert await ctx.suspended()
-    assert len(reads) == 3  # a suspension is never taken from memory
+    assert len(reads) == 4  # a suspension is never taken from memory
 
 
 async def test_a_command_of_a_suspended_installation_writes_nothing(bench: Bench) -> None:

@@ -10,13 +10,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from time import monotonic
+from typing import Final, Protocol
 
 from perfbot.app.jobs import operator_refusal
 from perfbot.app.repoconfig import ConfigResult, config_refusal
 from perfbot.github.calls import GitHubCalls
 from perfbot.github.types import PullInfo
 from perfbot.store.base import Store
+
+# How long the store's "not suspended" stands, when nothing waited since (``suspended``):
+# far below the seconds GitHub takes to deliver the suspension's webhook.
+SUSPENSION_FRESH_SECONDS: Final = 0.1
 
 
 class FileSource(Protocol):
@@ -44,9 +49,11 @@ class JobContext:
     log: logging.LoggerAdapter[logging.Logger]
     # The operator's default for the default branch's watch (``PERFBOT_WATCH``).
     watch_by_default: bool = True
-    # ``installation.calls_started`` when the store last said the installation is not
-    # suspended (empty: not asked yet); see ``suspended``.
-    not_suspended_at: list[int] = field(default_factory=list, compare=False, repr=False)
+    # ``installation.calls_started`` and the monotonic time when the store last said the
+    # installation is not suspended (empty: not asked since a wait); see ``suspended``.
+    not_suspended_at: list[tuple[int, float]] = field(
+        default_factory=list, compare=False, repr=False
+    )
 
     @property
     def installation_id(self) -> int | None:
@@ -64,20 +71,28 @@ class JobContext:
     async def suspended(self) -> bool:
         """Whether the installation is suspended or uninstalled, as the store says.
 
-        Read again unless the store said "not suspended" with no GitHub call begun since:
-        checks a few statements apart (the worker's and the first gate's, the record of
-        the measurements and the comment's) then cost one read, while a wait for GitHub,
-        during which an owner may suspend perfbot, is always followed by a fresh one."""
+        The store's "not suspended" is taken again only within ``SUSPENSION_FRESH_SECONDS``
+        and with no GitHub call begun since: checks a few statements apart (the worker's
+        and the first gate's, the record of the measurements and the comment's) then cost
+        one read. Whatever waits (a GitHub call, a PR's lock: ``forget_suspension``, the
+        store's own lock) is followed by a fresh read, during which an owner may have
+        suspended perfbot. "Suspended" is never taken from memory."""
         installation_id = self.installation_id
         if installation_id is None:
             return False
-        calls = self.installation.calls_started
-        if self.not_suspended_at == [calls]:
-            return False
+        calls, asked_at = self.installation.calls_started, monotonic()
+        if self.not_suspended_at:
+            seen_calls, seen_at = self.not_suspended_at[0]
+            if seen_calls == calls and 0 <= asked_at - seen_at <= SUSPENSION_FRESH_SECONDS:
+                return False
         if await self.store.is_suspended(installation_id):
             return True
-        self.not_suspended_at[:] = [calls]
+        self.not_suspended_at[:] = [(calls, asked_at)]
         return False
+
+    def forget_suspension(self) -> None:
+        """The job waited (for a PR's lock, say): the next check reads the store."""
+        self.not_suspended_at.clear()
 
     async def write_refused(
         self, owner: str, name: str, pull: PullInfo | None = None

@@ -56,6 +56,7 @@ async def _held(ctx: JobContext, key: str, what: str) -> AsyncIterator[None]:
                     raise PullLocked(f"{what} is being updated by another job")
                 await asyncio.sleep(0.05)
                 waited += 0.05
+        ctx.forget_suspension()  # the wait may have been long: the next gate reads afresh
     lock = kept(
         lambda: store.try_lock(key, owner, LOCK_TTL_SECONDS, now()),
         every=LOCK_REFRESH_SECONDS,

@@ -233,7 +233,8 @@ class Worker:
                 job_log.info("%s", ignored)
                 await self._store.complete(job.id, owner, self._clock(), reason=ignored)
                 return "skipped"
-            if not route.while_suspended and await self._store.is_suspended(job.installation_id):
+            checked_at = None if route.while_suspended else time.monotonic()
+            if checked_at is not None and await self._store.is_suspended(job.installation_id):
                 # Its owner suspended perfbot: not one call for it until unsuspended.
                 skipped = f"skipped: installation {job.installation_id} is suspended"
                 job_log.info("%s", skipped)
@@ -255,7 +256,7 @@ class Worker:
                     job.installation_id,
                     owner,
                     job_log,
-                    not_suspended=not route.while_suspended,
+                    checked_at=checked_at,
                 )
         except (Paced, WaitForTurn) as exc:
             # The watch's issue waits for its repository's minute, or the installation's
@@ -283,11 +284,11 @@ class Worker:
         owner: str,
         job_log: logging.LoggerAdapter[logging.Logger],
         *,
-        not_suspended: bool = False,
+        checked_at: float | None = None,
     ) -> str:
         """Run the handler of ``typed`` for its installation (``perfbot replay`` too);
-        ``not_suspended``: the store said so just before (the job's first gate need not
-        ask again)."""
+        ``checked_at``: when (``time.monotonic``) the store said it is not suspended, just
+        before (the job's first gate need not ask again)."""
         installation = self._github.installation(installation_id)
         ctx = JobContext(
             delivery_id=delivery_id,
@@ -301,7 +302,9 @@ class Worker:
             worker=owner,
             log=job_log,
             watch_by_default=self._watch_by_default,
-            not_suspended_at=[installation.calls_started] if not_suspended else [],
+            not_suspended_at=[]
+            if checked_at is None
+            else [(installation.calls_started, checked_at)],
         )
         # A dry run's records say which delivery and installation each write was for.
         with acting_for(delivery_id, installation_id):
