@@ -349,16 +349,10 @@ class Pacer:
 
     def _wait_metrics(self, kind: str) -> tuple[Gauge, Histogram] | None:
         """The waiting gauge and the wait histogram of ``kind``, looked up once."""
-        metrics = self._metrics
-        if metrics is None:
-            return None
-        found = self._waits.get(kind)
-        if found is None:
-            found = self._waits[kind] = (
-                metrics.github_waiting.labels(kind),
-                metrics.github_wait.labels(kind),
-            )
-        return found
+        metrics, waits = self._metrics, self._waits
+        if metrics is not None and kind not in waits:
+            waits[kind] = (metrics.github_waiting.labels(kind), metrics.github_wait.labels(kind))
+        return waits.get(kind)
 
     @asynccontextmanager
     async def _turn(self, key: str, notify: bool) -> AsyncIterator[None]:
