@@ -36,8 +36,9 @@ _ROWS_CHUNK: Final = 100
 # Host parameters in one statement: SQLite's limit before 3.32 (32,766 since).
 _MAX_PARAMETERS: Final = 999
 # Statements the loop's connection keeps prepared: the two inserts for each size of batch
-# (up to _ROWS_CHUNK rows), rather than sqlite3's default 128.
-_CACHED_STATEMENTS: Final = 256
+# (up to _ROWS_CHUNK rows), a report's measurements for each count of rows, the rest,
+# rather than sqlite3's default 128.
+_CACHED_STATEMENTS: Final = 384
 
 # A small write that met another connection's write lock is tried again on the loop's
 # connection after each of these pauses, then handed to the store's thread. The lock's
@@ -188,6 +189,8 @@ class GroupCommit:
 
         One statement, its own transaction: executemany stepped the statement once a row,
         between a BEGIN IMMEDIATE and a COMMIT of their own."""
+        if not sql.lstrip().upper().startswith("INSERT"):
+            raise ValueError("poke_many takes an INSERT of one row")
         if not rows:
             return 0
         per = max(1, _MAX_PARAMETERS // len(rows[0]))
