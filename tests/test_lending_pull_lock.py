@@ -38,6 +38,10 @@ class Ctx:
     def __init__(self, store: Locks, name: str) -> None:
         self.store, self.now, self.worker, self.delivery_id = store, time.time, name, name
         self.log = logging.getLogger("test")
+        self.forgotten = 0
+
+    def forget_suspension(self) -> None:
+        self.forgotten += 1
 
 
 async def test_a_job_waiting_for_a_prs_lock_lends_its_slot_to_the_locks_holder(
