@@ -77,8 +77,9 @@ class Connection(asyncio.Protocol):
         """Until more of the answer (its head, a part of its body, its end) arrives; a
         ``TimeoutError`` when nothing does within ``seconds``.
 
-        A timer on the waiter of its own, not ``asyncio.timeout``: that one's task lookups,
-        rescheduling and cancellation cost a tenth of a request's CPU, twice a request."""
+        A timer on the waiter of its own, not ``asyncio.timeout``: under uvloop a timer
+        set and cancelled costs 2.3 µs, an ``asyncio.timeout`` entered and left 5.6 µs,
+        twice a request."""
         if self._failure is not None:
             raise self._failure
         loop = asyncio.get_running_loop()
