@@ -577,7 +577,7 @@ async def test_suspended_while_waiting_for_the_prs_lock_gets_nothing(
     assert len(bench.writes()) == writes
 
 
-async def test_the_suspension_is_read_again_only_after_a_github_call(
+async def test_the_suspension_is_read_again_after_a_github_call_or_a_tenth_of_a_second(
     bench: Bench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads: list[int] = []

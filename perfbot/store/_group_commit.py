@@ -30,10 +30,10 @@ T = TypeVar("T")
 
 # The loop's connection hands the WAL to the thread for a checkpoint this often.
 CHECKPOINT_EVERY_COMMITS: Final = 200
-# Rows per multi-row INSERT: a job's 8 parameters each, well under SQLite's limit of host
-# parameters (32,766 since 3.32, 999 before).
+# Rows per multi-row INSERT at most, and host parameters in one at most: SQLite's limit
+# before 3.32 (32,766 since). A job's 8 parameters a row fit 100 rows; a measurement's 23,
+# 43 rows.
 _ROWS_CHUNK: Final = 100
-# Host parameters in one statement: SQLite's limit before 3.32 (32,766 since).
 _MAX_PARAMETERS: Final = 999
 # Statements the loop's connection keeps prepared: the two inserts for each size of batch
 # (up to _ROWS_CHUNK rows), a report's measurements for each count of rows, the rest,
@@ -193,11 +193,7 @@ class GroupCommit:
             raise ValueError("poke_many takes an INSERT of one row")
         if not rows:
             return 0
-        per = max(1, _MAX_PARAMETERS // len(rows[0]))
-        chunks = [
-            (_of_rows(sql, len(chunk)), [value for row in chunk for value in row])
-            for chunk in (rows[start : start + per] for start in range(0, len(rows), per))
-        ]
+        chunks = _chunked(sql, len(rows[0]), [value for row in rows for value in row])
 
         def write(conn: sqlite3.Connection) -> int:
             return sum(conn.execute(text, values).rowcount for text, values in chunks)
@@ -341,17 +337,25 @@ def record_deliveries(conn: sqlite3.Connection, rows: list[DeliveryRow]) -> list
 
 def _insert(conn: sqlite3.Connection, text: str, width: int, values: list[object]) -> set[Any]:
     """The rows of ``values`` (``width`` values a row) by ``text``, an INSERT of one row,
-    as one INSERT of many rows per ``_ROWS_CHUNK``: a statement's start, and
-    AUTOINCREMENT's bookkeeping, once a batch rather than once a row (executemany runs
-    the statement once per row), a quarter less time a job (``bench/ingest.py``). What
-    its RETURNING clause returns, if it has one: the first column of each row."""
+    as INSERTs of many rows (``_chunked``): a statement's start, and AUTOINCREMENT's
+    bookkeeping, once a batch rather than once a row (executemany runs the statement once
+    per row), a quarter less time a job (``bench/ingest.py``). What its RETURNING clause
+    returns, if it has one: the first column of each row."""
     returned: set[Any] = set()
-    step = width * _ROWS_CHUNK
-    for start in range(0, len(values), step):
-        chunk = values[start : start + step]
+    for statement, chunk in _chunked(text, width, values):
         # Read to its end: a statement must have finished stepping before the next one.
-        returned.update(row[0] for row in conn.execute(_of_rows(text, len(chunk) // width), chunk))
+        returned.update(row[0] for row in conn.execute(statement, chunk))
     return returned
+
+
+def _chunked(text: str, width: int, values: list[Any]) -> list[tuple[str, list[Any]]]:
+    """``values`` (``width`` a row) as INSERTs of many rows by ``text`` (``_of_rows``),
+    each with its values: up to ``_ROWS_CHUNK`` rows and ``_MAX_PARAMETERS`` values."""
+    step = width * max(1, min(_ROWS_CHUNK, _MAX_PARAMETERS // width))
+    return [
+        (_of_rows(text, len(chunk) // width), chunk)
+        for chunk in (values[start : start + step] for start in range(0, len(values), step))
+    ]
 
 
 @functools.cache
