@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from rawhttp import Connection, host_port, raw_request
 
 from tests.harness import wait_until
 
@@ -96,21 +97,30 @@ DELIVERY_CONCURRENCY = 16
 
 
 async def post_all(base_urls: list[str], deliveries: Deliveries) -> None:
-    """Deliver concurrently; delivery i goes to perfbot i mod len(base_urls)."""
-    limit = asyncio.Semaphore(DELIVERY_CONCURRENCY)
-    clients = [httpx.AsyncClient(base_url=url, timeout=30) for url in base_urls]
-    try:
+    """Deliver concurrently; delivery i goes to perfbot i mod len(base_urls). The requests
+    are built before the first is sent, and go over kept-alive connections
+    (bench/rawhttp.py): the load costs the machine little of the CPU it measures."""
+    addresses = [host_port(url) for url in base_urls]
+    queues: list[list[bytes]] = [[] for _ in addresses]
+    for i, (body, headers) in enumerate(deliveries):
+        host, port = addresses[i % len(addresses)]
+        queues[i % len(addresses)].append(raw_request(f"{host}:{port}", "/webhook", headers, body))
+    per_url = max(1, DELIVERY_CONCURRENCY // len(addresses))
 
-        async def post(i: int, body: bytes, headers: dict[str, str]) -> None:
-            async with limit:
-                client = clients[i % len(clients)]
-                response = await client.post("/webhook", content=body, headers=headers)
-                response.raise_for_status()
+    async def deliver(connection: Connection, requests: Iterator[bytes]) -> None:
+        try:
+            for request in requests:
+                status, answer = await connection.send(request)
+                if not 200 <= status < 300:
+                    raise RuntimeError(f"perfbot answered {status}: {answer[:200]!r}")
+        finally:
+            connection.close()
 
-        await asyncio.gather(*(post(i, b, h) for i, (b, h) in enumerate(deliveries)))
-    finally:
-        for client in clients:
-            await client.aclose()
+    senders = []
+    for (host, port), requests in zip(addresses, queues, strict=True):
+        shared = iter(requests)  # each request is taken by one connection
+        senders += [deliver(Connection(host, port), shared) for _ in range(per_url)]
+    await asyncio.gather(*senders)
 
 
 def warm_up(setup: Setup, base_urls: list[str]) -> None:

@@ -45,6 +45,8 @@ from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from rawhttp import Connection, raw_request
+
 from perfbot.app.processes import server_config
 from perfbot.app.server import create_app
 from perfbot.app.settings import Settings
@@ -120,27 +122,20 @@ async def open_loop(url: str, body: bytes, rate: float, seconds: float) -> list[
     host, port = url.removeprefix("http://").rsplit(":", 1)
     count = int(rate * seconds)
     requests = [_raw_request(host, body, 10_000_000 + n) for n in range(count)]
-    idle: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-    connections = [await asyncio.open_connection(host, int(port)) for _ in range(64)]
+    idle: asyncio.Queue[Connection] = asyncio.Queue()
+    connections = [Connection(host, int(port)) for _ in range(64)]
     for connection in connections:
+        await connection.open()  # before the schedule starts: no request waits for one
         idle.put_nowait(connection)
     latencies: list[float] = []
 
     async def one(request: bytes, due: float) -> None:
-        reader, writer = await idle.get()
-        writer.write(request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        status = head.split(b" ", 2)[1]
-        length = next(
-            int(line.split(b":", 1)[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length:")
-        )
-        await reader.readexactly(length)
+        connection = await idle.get()
+        status, _ = await connection.send(request)
         latencies.append(time.perf_counter() - due)
-        idle.put_nowait((reader, writer))
-        if status != b"202":
-            raise RuntimeError(f"the server answered {status.decode()}")
+        idle.put_nowait(connection)
+        if status != 202:
+            raise RuntimeError(f"the server answered {status}")
 
     tasks = []
     begin = time.perf_counter()
@@ -151,15 +146,13 @@ async def open_loop(url: str, body: bytes, rate: float, seconds: float) -> list[
             await asyncio.sleep(delay)
         tasks.append(asyncio.create_task(one(request, due)))
     await asyncio.gather(*tasks)
-    for _, writer in connections:
-        writer.close()
+    for connection in connections:
+        connection.close()
     return latencies
 
 
 def _raw_request(host: str, body: bytes, n: int) -> bytes:
-    headers = "".join(f"{name}: {value}\r\n" for name, value in headers_for(body, n).items())
-    head = f"POST /webhook HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Length: {len(body)}\r\n\r\n"
-    return head.encode() + body
+    return raw_request(host, "/webhook", headers_for(body, n), body)
 
 
 # uvicorn's HTTP parser and event loop: the pure-Python pair, and the C pair it picks by
