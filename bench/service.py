@@ -9,6 +9,15 @@
     rounds on the same processes, the PRs spread over many installations (GitHub's pace,
     one write a second per installation and a notifying one every three, is kept as in
     production, and is not what is measured); each process's RSS at the end.
+  * CPU per event: perfbot's processes' CPU from a round's first delivery until its last
+    job has ended (each update's check run goes a second behind its comment, at GitHub's
+    pace), over the round's events. Each round starts on an idle service and is waited
+    out before the next, so a round is charged all of its own work and none of another's
+    (until 2026-12-04 the CPU stopped with the last comment: a round was charged the
+    previous round's check runs instead of its own, and the first round the warm-up's).
+    The deliveries are sent by a few lines of asyncio (bench/rawhttp.py), not an HTTP
+    library: on this 2-core machine the load generator's CPU is taken from what it
+    measures.
   * SQLite writes per event, as perfbot's /metrics counts them
     (perfbot_sqlite_loop_writes_total): the small writes tried on the event loop's
     connection, and the share that met another process's write lock and waited for it
@@ -97,9 +106,10 @@ def events_per_second(
             events * rounds, latency, Path(tmp), warmup, installations, updates=updates
         ) as setup,
     ):
+        database = Path(tmp) / "perfbot.db"
         env = settings_env(
             setup.api_url,
-            Path(tmp) / "perfbot.db",
+            database,
             PERFBOT_WORKERS=str(workers),
             PERFBOT_PROCESSES=str(processes),
             PERFBOT_PRIVATE_KEY=setup.private_key,  # the key this fake trusts
@@ -108,6 +118,9 @@ def events_per_second(
         results = []
         with perfbot_process(env, Path(tmp) / "perfbot.log") as bot:
             warm_up(setup, [str(bot.client.base_url)])
+            # The settling updates' check runs, a second behind their comments, are
+            # written before the first round: none of their work is charged to it.
+            wait_idle(bot.client.get, 600, database=database)
             for number in range(rounds):
                 batch = setup.deliveries[number * events : (number + 1) * events]
                 writes_before = _sqlite_writes(bot.client)
@@ -127,6 +140,10 @@ def events_per_second(
                         print((Path(tmp) / "perfbot.log").read_text()[-3000:], file=sys.stderr)
                         raise
                 elapsed = time.perf_counter() - start
+                # Each round's CPU is all of its own work: its check runs (each a second
+                # behind its comment, GitHub's pace) and its jobs' ends, and nothing of
+                # the next round's. Asked for every 0.1 s: each ask is perfbot's CPU too.
+                wait_idle(bot.client.get, 600, database=database, poll=0.1)
                 cpu = _cpu_seconds(bot.process.pid) - cpu_before
                 fake_cpu = _cpu_seconds(setup.fake_pid) - fake_cpu_before
                 at_once, held = (

@@ -406,12 +406,14 @@ def uvicorn_on_loopback(server: uvicorn.Server) -> Iterator[int]:
             thread.join(15)
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 15.0, what: str = "") -> None:
+def wait_until(
+    condition: Callable[[], bool], timeout: float = 15.0, what: str = "", *, poll: float = 0.02
+) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what or condition}")
-        time.sleep(0.02)
+        time.sleep(poll)
 
 
 def wait_idle(
@@ -420,9 +422,10 @@ def wait_idle(
     *,
     database: Path | None = None,
     failures_expected: bool = False,
+    poll: float = 0.02,
 ) -> None:
-    """Until perfbot's queue is empty; then fails if a job ended FAILED (a crash is not
-    idleness) unless ``failures_expected``.
+    """Until perfbot's queue is empty (asked every ``poll`` seconds); then fails if a job
+    ended FAILED (a crash is not idleness) unless ``failures_expected``.
 
     ``database`` is the service's SQLite file; by default that of the in-process service
     ``get`` belongs to (``ServiceClient``).
@@ -436,7 +439,7 @@ def wait_idle(
     if database is None:
         raise AssertionError("wait_idle needs the service's database to tell done from failed")
     try:
-        wait_until(idle, timeout, "an empty job queue")
+        wait_until(idle, timeout, "an empty job queue", poll=poll)
     except AssertionError as exc:
         waiting = "; ".join(
             f"delivery {delivery}: {error}" for delivery, error in _jobs(database, "queued")
