@@ -45,6 +45,7 @@ from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from procstat import process_cpu
 from rawhttp import Connection, raw_request
 
 from perfbot.app.processes import server_config
@@ -176,19 +177,13 @@ def measure(kind: str, stack: str, body: bytes, latency: bool) -> tuple[float, f
         # Latency first: after wrk's burst the database holds hundreds of MB of
         # deliveries, which no real installation reaches in minutes.
         latencies = asyncio.run(open_loop(url, body, 500, 10)) if latency else []
-        before = _cpu_seconds(server.pid)
+        before = process_cpu(server.pid)
         rate, count = wrk_rate(url, body)
-        cpu = (_cpu_seconds(server.pid) - before) / count
+        cpu = (process_cpu(server.pid) - before) / count
     finally:
         server.terminate()  # the process this benchmark started
         server.wait(timeout=10)
     return rate, cpu, latencies
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User and system CPU time of process ``pid`` so far (Linux's /proc, as wrk is)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 WRK_SCRIPT = """

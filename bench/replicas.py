@@ -39,11 +39,10 @@ from psycopg import sql
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeprocess import Setup, fake_github, post_all, warm_up
+from procstat import CLK_TCK, process_cpu, stat_fields
 
 from tests.harness import RunningPerfbot, perfbot_process, settings_env, wait_until
 from tests.pg import PrivateCluster, find_bindir
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -66,37 +65,13 @@ class Result:
 # -- CPU accounting ------------------------------------------------------------------------------
 
 
-def _stat(pid: int) -> list[str]:
-    # The fields after the command name, which is in parentheses and may contain spaces.
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
-def _children(pid: int) -> list[int]:
-    return [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for child in (task / "children").read_text().split()
-    ]
-
-
-def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of a live process and of its live descendants."""
-    try:
-        fields = _stat(pid)
-        own = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
-        children = _children(pid)
-    except FileNotFoundError:  # it exited between the listing and the read
-        return 0.0
-    return own + sum(process_cpu(child) for child in children)
-
-
 def postgres_cpu(postmaster: int) -> float:
     """CPU seconds of the cluster: the postmaster, its live processes, and the reaped ones.
 
     Backends come and go with connections; once the postmaster has reaped one, its time is
     in the postmaster's cutime and cstime.
     """
-    fields = _stat(postmaster)
+    fields = stat_fields(postmaster)
     reaped = (int(fields[13]) + int(fields[14])) / CLK_TCK  # cutime, cstime
     return process_cpu(postmaster) + reaped
 

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -60,6 +59,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeprocess import fake_github, post_all, warm_up
+from procstat import children, process_cpu, rss_kib
 
 from perfbot.sandbox.fakegithub import Pull
 from tests.harness import (
@@ -124,8 +124,8 @@ def events_per_second(
             for number in range(rounds):
                 batch = setup.deliveries[number * events : (number + 1) * events]
                 writes_before = _sqlite_writes(bot.client)
-                cpu_before = _cpu_seconds(bot.process.pid)
-                fake_cpu_before = _cpu_seconds(setup.fake_pid)
+                cpu_before = process_cpu(bot.process.pid)
+                fake_cpu_before = process_cpu(setup.fake_pid)
                 start = time.perf_counter()
                 asyncio.run(post_all([str(bot.client.base_url)], batch))
                 with httpx.Client(base_url=setup.api_url, timeout=10) as control:
@@ -144,8 +144,8 @@ def events_per_second(
                 # behind its comment, GitHub's pace) and its jobs' ends, and nothing of
                 # the next round's. Asked for every 0.1 s: each ask is perfbot's CPU too.
                 wait_idle(bot.client.get, 600, database=database, poll=0.1)
-                cpu = _cpu_seconds(bot.process.pid) - cpu_before
-                fake_cpu = _cpu_seconds(setup.fake_pid) - fake_cpu_before
+                cpu = process_cpu(bot.process.pid) - cpu_before
+                fake_cpu = process_cpu(setup.fake_pid) - fake_cpu_before
                 at_once, held = (
                     after - before
                     for after, before in zip(_sqlite_writes(bot.client), writes_before, strict=True)
@@ -183,29 +183,7 @@ def _commented(control: httpx.Client, count: int) -> bool:
 def _rss_kib(pid: int) -> list[int]:
     """The resident set of each serving process: the children of ``pid`` when it started
     several, else ``pid`` itself."""
-    children = [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for child in (task / "children").read_text().split()
-    ]
-    found = []
-    for serving in children or [pid]:
-        for line in Path(f"/proc/{serving}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                found.append(int(line.split()[1]))
-    return found
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process and its live children, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = int(fields[11]) + int(fields[12])  # utime, stime
-    children = [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for child in (task / "children").read_text().split()
-    ]
-    return ticks / os.sysconf("SC_CLK_TCK") + sum(_cpu_seconds(child) for child in children)
+    return [rss_kib(serving) for serving in children(pid) or [pid]]
 
 
 def calls_per_event() -> dict[str, int]:
