@@ -1,0 +1,188 @@
+"""Benchmark of the SQLite statements of a steady-state update: which, how many, and how
+long each takes in ``perfbot serve``'s own processes.
+
+``--events`` PRs (one installation each, so that GitHub's pace holds nothing back) get
+their first comment and a settling update, untimed; then one more update each is
+delivered, and every statement the serving processes run until the last job has ended is
+timed (bench/sql_probe/sitecustomize.py: each with the fetching of its rows, by its text
+and by the thread that ran it, the event loop's or the store's). Beside them, the same
+processes' CPU per update, and in this process the cost that makes a statement dear with
+two processes: a point read by primary key alone, and just after another connection's
+write (SQLite then drops its page cache and reads the pages again).
+
+A statement's time is the time its thread spent in it, not CPU time (the store's thread
+may wait for a lock or the disk); on the event loop's connection nothing waits, so it is
+CPU the loop spends.
+
+Run: .venv/bin/python bench/statements.py [--events N] [--processes N] [--top N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fakeprocess import fake_github, post_all, warm_up
+from procstat import children, process_cpu
+
+from tests.harness import perfbot_process, settings_env, wait_idle, wait_until
+
+PROBE = Path(__file__).resolve().parent / "sql_probe"
+
+
+@dataclass(frozen=True)
+class Timed:
+    thread: str  # "loop" or "thread"
+    sql: str
+    seconds: float
+    statements: int
+
+
+def measure(events: int, processes: int) -> tuple[list[Timed], float]:
+    """The statements of ``events`` steady-state updates, and the serving processes' CPU
+    seconds meanwhile."""
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        out = scratch / "sql"
+        with fake_github(
+            events, 0.0, scratch, warmup=events, installations=events, updates=True
+        ) as setup:
+            env = settings_env(
+                setup.api_url,
+                scratch / "perfbot.db",
+                PERFBOT_PROCESSES=str(processes),
+                PERFBOT_PRIVATE_KEY=setup.private_key,
+                PERFBOT_WRITE_PACE_SECONDS="1",
+                PYTHONPATH=str(PROBE),
+                PERFBOT_BENCH_SQL_OUT=str(out),
+            )
+            with perfbot_process(env, scratch / "perfbot.log") as bot:
+                url = str(bot.client.base_url)
+                warm_up(setup, [url])
+                wait_idle(bot.client.get, 300, database=scratch / "perfbot.db")
+                serving = children(bot.process.pid) or [bot.process.pid]
+                cpu_before = sum(process_cpu(pid) for pid in serving)
+                for pid in serving:
+                    os.kill(pid, signal.SIGUSR1)
+                time.sleep(0.2)  # the handlers run between two of the loop's callbacks
+                asyncio.run(post_all([url], setup.deliveries[:events]))
+                with httpx.Client(base_url=setup.api_url, timeout=30) as control:
+                    wait_until(
+                        lambda: (
+                            control.get(
+                                "/__bench/commented", params={"at_least": events, "wait": 5}
+                            ).json()["commented"]
+                            >= events
+                        ),
+                        600,
+                        "every update's comment",
+                    )
+                wait_idle(bot.client.get, 300, database=scratch / "perfbot.db", poll=0.1)
+                cpu = sum(process_cpu(pid) for pid in serving) - cpu_before
+                for pid in serving:
+                    os.kill(pid, signal.SIGUSR2)
+                files = [Path(f"{out}.{pid}") for pid in serving]
+                wait_until(lambda: all(f.exists() for f in files), 30, "the probe's files")
+                time.sleep(0.2)  # written whole by then: a few hundred lines
+                return _merged(files), cpu
+
+
+def _merged(files: list[Path]) -> list[Timed]:
+    seconds: defaultdict[tuple[str, str], float] = defaultdict(float)
+    counts: defaultdict[tuple[str, str], int] = defaultdict(int)
+    for file in files:
+        for line in file.read_text(encoding="utf-8").splitlines():
+            took, count, thread, sql = line.split("\t", 3)
+            seconds[thread, sql] += float(took)
+            counts[thread, sql] += int(count)
+    return sorted(
+        (Timed(thread, sql, seconds[thread, sql], counts[thread, sql]) for thread, sql in seconds),
+        key=lambda timed: -timed.seconds,
+    )
+
+
+def point_reads(reads: int = 3000) -> tuple[float, float]:
+    """Seconds per point read by primary key on a file, alone and just after another
+    connection's write (two connections, as two perfbot processes have)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "reads.db")
+        reader = sqlite3.connect(path, isolation_level=None)
+        writer = sqlite3.connect(path, isolation_level=None)
+        try:
+            reader.execute("PRAGMA journal_mode = WAL")
+            writer.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT)")
+            writer.execute("CREATE TABLE other (id INTEGER PRIMARY KEY, n INTEGER)")
+            writer.executemany(
+                "INSERT INTO rows VALUES (?, ?)", ((n, "x" * 300) for n in range(20_000))
+            )
+            timings = []
+            for write_between in (False, True):
+                took = 0.0
+                for n in range(reads):
+                    if write_between:
+                        writer.execute("INSERT OR REPLACE INTO other VALUES (?, ?)", (n % 50, n))
+                    start = time.perf_counter()
+                    reader.execute(
+                        "SELECT body FROM rows WHERE id = ?", (n * 7 % 20_000,)
+                    ).fetchall()
+                    took += time.perf_counter() - start
+                timings.append(took / reads)
+        finally:
+            reader.close()
+            writer.close()
+    return timings[0], timings[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=300, help="updates timed")
+    parser.add_argument("--processes", type=int, default=2, help="PERFBOT_PROCESSES")
+    parser.add_argument("--top", type=int, default=25, help="statements listed")
+    args = parser.parse_args()
+
+    timed, cpu = measure(args.events, args.processes)
+    per = args.events
+    print(
+        f"SQLite statements of {per} steady-state updates, {args.processes} serving "
+        "process(es), timed in them:"
+    )
+    for thread, name in (("loop", "the event loop's connection"), ("thread", "the store's thread")):
+        mine = [t for t in timed if t.thread == thread]
+        print(
+            f"  on {name}: {sum(t.statements for t in mine) / per:.1f} statements and "
+            f"{sum(t.seconds for t in mine) / per * 1000:.2f} ms an update"
+        )
+    loop_seconds = sum(t.seconds for t in timed if t.thread == "loop")
+    print(
+        f"  perfbot's CPU in the same processes: {cpu / per * 1000:.2f} ms an update; the "
+        f"loop's statements took {loop_seconds / cpu:.0%} of it"
+    )
+    print(f"  the {args.top} dearest (µs an update, statements an update, µs each, thread):")
+    for t in timed[: args.top]:
+        print(
+            f"    {t.seconds / per * 1e6:7.1f} {t.statements / per:5.2f} "
+            f"{t.seconds / max(t.statements, 1) * 1e6:7.1f}  {t.thread:6} {t.sql[:100]}"
+        )
+    alone, after_write = point_reads()
+    print(
+        f"a point read by primary key, in this process: {alone * 1e6:.1f} µs alone, "
+        f"{after_write * 1e6:.1f} µs just after another connection's write "
+        f"({after_write / alone:.1f}x: the page cache is dropped and read again)"
+    )
+
+
+if __name__ == "__main__":
+    main()
