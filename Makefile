@@ -25,6 +25,7 @@ bench: setup
 	.venv/bin/python bench/engine.py
 	.venv/bin/python bench/ingest.py
 	.venv/bin/python bench/service.py
+	.venv/bin/python bench/statements.py
 	.venv/bin/python bench/wire.py
 	command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind >/dev/null)
 	.venv/bin/python bench/instructions.py

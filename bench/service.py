@@ -77,6 +77,7 @@ class Round:
     rate: float  # events per second
     cpu: float  # perfbot's CPU seconds per event, ingest included
     fake_cpu: float  # the fake GitHub's
+    load_cpu: float  # this process's: the deliveries sent and the comments awaited
     writes: float  # small SQLite writes per event on the loop's connection
     held: float  # the share of them that met another connection's write lock
 
@@ -126,6 +127,7 @@ def events_per_second(
                 writes_before = _sqlite_writes(bot.client)
                 cpu_before = process_cpu(bot.process.pid)
                 fake_cpu_before = process_cpu(setup.fake_pid)
+                load_cpu_before = time.process_time()
                 start = time.perf_counter()
                 asyncio.run(post_all([str(bot.client.base_url)], batch))
                 with httpx.Client(base_url=setup.api_url, timeout=10) as control:
@@ -146,6 +148,7 @@ def events_per_second(
                 wait_idle(bot.client.get, 600, database=database, poll=0.1)
                 cpu = process_cpu(bot.process.pid) - cpu_before
                 fake_cpu = process_cpu(setup.fake_pid) - fake_cpu_before
+                load_cpu = time.process_time() - load_cpu_before
                 at_once, held = (
                     after - before
                     for after, before in zip(_sqlite_writes(bot.client), writes_before, strict=True)
@@ -155,6 +158,7 @@ def events_per_second(
                         events / elapsed,
                         cpu / events,
                         fake_cpu / events,
+                        load_cpu / events,
                         (at_once + held) / events,
                         held / max(at_once + held, 1),
                     )
@@ -296,7 +300,8 @@ def main() -> None:
                     f"  round {number}: {measured.rate:.1f} events/s; perfbot used "
                     f"{measured.cpu * 1000:.1f} ms of CPU per event, the fake GitHub "
                     f"{measured.fake_cpu * 1000:.1f} ms on the same machine "
-                    f"(perfbot/fake {measured.cpu / measured.fake_cpu:.2f}); "
+                    f"(perfbot/fake {measured.cpu / measured.fake_cpu:.2f}), the load "
+                    f"{measured.load_cpu * 1000:.2f} ms; "
                     f"{measured.writes:.1f} SQLite writes per event, {measured.held:.0%} of "
                     "them waited for another process's write lock"
                 )
