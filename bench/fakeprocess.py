@@ -105,7 +105,9 @@ async def post_all(base_urls: list[str], deliveries: Deliveries) -> None:
     for i, (body, headers) in enumerate(deliveries):
         host, port = addresses[i % len(addresses)]
         queues[i % len(addresses)].append(raw_request(f"{host}:{port}", "/webhook", headers, body))
-    per_url = max(1, DELIVERY_CONCURRENCY // len(addresses))
+    # DELIVERY_CONCURRENCY connections in all, shared out between the URLs (one each at least).
+    share, extra = divmod(DELIVERY_CONCURRENCY, len(addresses))
+    per_url = [max(1, share + (1 if n < extra else 0)) for n in range(len(addresses))]
 
     async def deliver(connection: Connection, requests: Iterator[bytes]) -> None:
         try:
@@ -117,9 +119,9 @@ async def post_all(base_urls: list[str], deliveries: Deliveries) -> None:
             connection.close()
 
     senders = []
-    for (host, port), requests in zip(addresses, queues, strict=True):
+    for (host, port), requests, count in zip(addresses, queues, per_url, strict=True):
         shared = iter(requests)  # each request is taken by one connection
-        senders += [deliver(Connection(host, port), shared) for _ in range(per_url)]
+        senders += [deliver(Connection(host, port), shared) for _ in range(count)]
     await asyncio.gather(*senders)
 
 

@@ -22,15 +22,29 @@ def children(pid: int) -> list[int]:
     ]
 
 
+def serving(pid: int) -> list[int]:
+    """The children of ``perfbot serve``'s supervisor that serve: not multiprocessing's
+    resource tracker, which it starts beside them."""
+    return [
+        child
+        for child in children(pid)
+        if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()
+    ]
+
+
 def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of a live process and of its live descendants."""
+    """User + system CPU seconds of a live process and of its live descendants; a
+    process that is gone is an error (a descendant that just exited counts nothing)."""
+    fields = stat_fields(pid)
+    own = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
+    return own + sum(_descendant_cpu(child) for child in children(pid))
+
+
+def _descendant_cpu(pid: int) -> float:
     try:
-        fields = stat_fields(pid)
-        own = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
-        below = children(pid)
+        return process_cpu(pid)
     except FileNotFoundError:  # it exited between the listing and the read
         return 0.0
-    return own + sum(process_cpu(child) for child in below)
 
 
 def rss_kib(pid: int) -> int:

@@ -59,7 +59,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeprocess import fake_github, post_all, warm_up
-from procstat import children, process_cpu, rss_kib
+from procstat import process_cpu, rss_kib, serving
 
 from perfbot.sandbox.fakegithub import Pull
 from tests.harness import (
@@ -92,9 +92,11 @@ def events_per_second(
     rounds: int,
     installations: int,
     updates: bool,
-) -> tuple[list[Round], list[int]]:
+) -> tuple[list[Round], list[int], int]:
     """perfbot serve and the fake GitHub as separate processes, as in production: each
-    round's events/s and CPU per event, and each serving process's RSS (KiB) at the end.
+    round's events/s and CPU per event, each serving process's RSS (KiB) at the end, and
+    the RSS of the process ``perfbot serve`` itself (its supervisor, when it serves in
+    several).
 
     ``warmup`` runs (for PRs of their own) go first, untimed: what a process does once
     (imports, schemas, tokens, connections, configuration) is not charged to the events.
@@ -164,7 +166,8 @@ def events_per_second(
                     )
                 )
             rss = _rss_kib(bot.process.pid)
-    return results, rss
+            top = rss_kib(bot.process.pid)
+    return results, rss, top
 
 
 def _sqlite_writes(client: httpx.Client) -> tuple[float, float]:
@@ -187,7 +190,7 @@ def _commented(control: httpx.Client, count: int) -> bool:
 def _rss_kib(pid: int) -> list[int]:
     """The resident set of each serving process: the children of ``pid`` when it started
     several, else ``pid`` itself."""
-    return [rss_kib(serving) for serving in children(pid) or [pid]]
+    return [rss_kib(process) for process in serving(pid) or [pid]]
 
 
 def calls_per_event() -> dict[str, int]:
@@ -278,7 +281,7 @@ def main() -> None:
     )
     for processes in args.processes:
         for latency in (0.0, 0.05):
-            rounds, rss = events_per_second(
+            rounds, rss, top = events_per_second(
                 args.events,
                 latency,
                 workers=args.workers,
@@ -313,6 +316,7 @@ def main() -> None:
                 f"event (target <= 5); RSS per serving process after "
                 f"{args.warmup * (2 if updates else 1) + args.rounds * args.events} events: "
                 + ", ".join(f"{kib / 1024:.0f} MiB" for kib in rss)
+                + (f" (the supervisor: {top / 1024:.0f} MiB)" if processes > 1 else "")
             )
 
 

@@ -1,6 +1,7 @@
-"""The benches' load generator (bench/rawhttp.py) against a loopback server: it reads
-each answer whole, follows the server's "Connection: close", and stops at an answer
-whose length it cannot tell rather than misread what follows."""
+"""The benches' load generator (bench/rawhttp.py, bench/fakeprocess.py's post_all) against
+loopback servers: it reads each answer whole, follows the server's "Connection: close",
+stops at an answer whose length it cannot tell or that does not come, and delivers each
+delivery once, to its perfbot, stopping at a refusal."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tests.paths import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
 
+from fakeprocess import post_all
 from rawhttp import Connection, host_port, raw_request
 
 
@@ -92,7 +94,7 @@ async def test_an_answer_without_a_length_stops_the_load() -> None:
     server, _, _ = await _serve([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"])
     async with server:
         connection = Connection("127.0.0.1", _port(server))
-        with pytest.raises(RuntimeError, match="without Content-Length"):
+        with pytest.raises(RuntimeError, match="not framed by Content-Length alone"):
             await connection.send(raw_request("127.0.0.1", "/", {}, b""))
         connection.close()
 
@@ -102,3 +104,51 @@ def test_only_an_http_address_with_a_port_is_taken() -> None:
     for bad in ("https://127.0.0.1:8080", "http://127.0.0.1", "127.0.0.1:80"):
         with pytest.raises(ValueError, match="not an http://host:port"):
             host_port(bad)
+
+
+async def test_an_answer_that_does_not_come_is_a_timeout_that_says_so() -> None:
+    stalled: list[asyncio.StreamWriter] = []
+
+    async def never_answer(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        stalled.append(writer)  # kept open, never written to
+
+    server = await asyncio.start_server(never_answer, "127.0.0.1", 0)
+    async with server:
+        connection = Connection("127.0.0.1", _port(server))
+        with pytest.raises(TimeoutError, match=r"no whole answer from 127\.0\.0\.1:\d+ within"):
+            await connection.send(raw_request("127.0.0.1", "/", {}, b""), timeout=0.2)
+        for writer in stalled:
+            writer.close()
+
+
+async def test_post_all_delivers_each_once_to_its_perfbot_and_stops_at_a_refusal() -> None:
+    received: dict[int, list[bytes]] = {}
+    status = {0: b"202 Accepted", 1: b"202 Accepted"}
+
+    async def serving(n: int) -> asyncio.Server:
+        received[n] = []
+
+        async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    length = int(head.lower().split(b"content-length: ", 1)[1].split(b"\r\n")[0])
+                    received[n].append(await reader.readexactly(length))
+                    writer.write(b"HTTP/1.1 " + status[n] + b"\r\nContent-Length: 0\r\n\r\n")
+                    await writer.drain()
+            except asyncio.IncompleteReadError:
+                writer.close()
+
+        return await asyncio.start_server(on_connection, "127.0.0.1", 0)
+
+    first, second = await serving(0), await serving(1)
+    async with first, second:
+        urls = [f"http://127.0.0.1:{_port(first)}", f"http://127.0.0.1:{_port(second)}"]
+        deliveries = [(f"delivery {n}".encode(), {"X-GitHub-Event": "ping"}) for n in range(9)]
+        await post_all(urls, deliveries)
+        assert sorted(received[0]) == [f"delivery {n}".encode() for n in range(0, 9, 2)]
+        assert sorted(received[1]) == [f"delivery {n}".encode() for n in range(1, 9, 2)]
+
+        status[1] = b"500 Internal Server Error"
+        with pytest.raises(RuntimeError, match="perfbot answered 500"):
+            await post_all(urls, deliveries)
