@@ -125,6 +125,18 @@ async def post_all(base_urls: list[str], deliveries: Deliveries) -> None:
     await asyncio.gather(*senders)
 
 
+def wait_commented(api_url: str, at_least: int, timeout: float, what: str) -> None:
+    """Until the fake counts ``at_least`` comments of the timed runs (bench/fakeserver.py,
+    which looks every 20 ms for up to 5 s before it answers)."""
+    with httpx.Client(base_url=api_url, timeout=30) as control:
+
+        def commented() -> bool:
+            answer = control.get("/__bench/commented", params={"at_least": at_least, "wait": 5})
+            return int(answer.json()["commented"]) >= at_least
+
+        wait_until(commented, timeout, what)
+
+
 def warm_up(setup: Setup, base_urls: list[str]) -> None:
     """Deliver the warm-up runs and wait for their comments, then the settling updates
     and wait for their edits (nothing is timed)."""

@@ -27,13 +27,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeprocess import Setup, fake_github, post_all, warm_up
+from fakeprocess import fake_github, post_all, wait_commented, warm_up
 
-from tests.harness import perfbot_process, settings_env, wait_idle, wait_until
+from tests.harness import perfbot_process, settings_env, wait_idle
 
 # perfbot starts (imports, schema) in about a second; under callgrind in about a minute.
 START_SECONDS = 600.0
@@ -100,7 +98,7 @@ def per_update(events: int, round_number: int, keep: Path | None) -> float:
                 warm_up(setup, [url])
                 _callgrind_control("--zero", pid)
                 asyncio.run(post_all([url], setup.deliveries[:events]))
-                _wait_commented(setup, events)
+                wait_commented(setup.api_url, events, 900, "every timed update's comment")
                 wait_idle(bot.client.get, 300, database=scratch / "perfbot.db")
                 _callgrind_control("--dump", pid)
                 dump = _newest_dump(dumps)
@@ -115,21 +113,6 @@ def _callgrind_control(option: str, pid: int) -> None:
     subprocess.run(
         ["callgrind_control", option, str(pid)], check=True, capture_output=True, timeout=120
     )
-
-
-def _wait_commented(setup: Setup, events: int) -> None:
-    # The fake counts the comments edited by the timed runs (bench/fakeserver.py).
-    with httpx.Client(base_url=setup.api_url, timeout=30) as control:
-        wait_until(
-            lambda: (
-                control.get("/__bench/commented", params={"at_least": events, "wait": 5}).json()[
-                    "commented"
-                ]
-                >= events
-            ),
-            900,
-            "every timed update's comment",
-        )
 
 
 def _newest_dump(dumps: Path) -> Path:

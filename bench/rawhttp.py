@@ -25,6 +25,21 @@ def raw_request(host: str, path: str, headers: Mapping[str, str], body: bytes) -
     return head.encode() + body
 
 
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    """One request as the benches' loopback servers read it: its head, and the body its
+    Content-Length gives (none without one)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        (
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        ),
+        0,
+    )
+    return head + await reader.readexactly(length)
+
+
 def host_port(url: str) -> tuple[str, int]:
     """The loopback address of ``http://host:port``."""
     parts = urlsplit(url)

@@ -58,7 +58,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeprocess import fake_github, post_all, warm_up
+from fakeprocess import fake_github, post_all, wait_commented, warm_up
 from procstat import process_cpu, rss_kib, serving
 
 from perfbot.sandbox.fakegithub import Pull
@@ -132,17 +132,11 @@ def events_per_second(
                 load_cpu_before = time.process_time()
                 start = time.perf_counter()
                 asyncio.run(post_all([str(bot.client.base_url)], batch))
-                with httpx.Client(base_url=setup.api_url, timeout=10) as control:
-                    done = events * (number + 1)
-                    try:
-                        wait_until(
-                            partial(_commented, control, done),
-                            timeout=600,
-                            what="every comment",
-                        )
-                    except AssertionError:
-                        print((Path(tmp) / "perfbot.log").read_text()[-3000:], file=sys.stderr)
-                        raise
+                try:
+                    wait_commented(setup.api_url, events * (number + 1), 600, "every comment")
+                except AssertionError:
+                    print((Path(tmp) / "perfbot.log").read_text()[-3000:], file=sys.stderr)
+                    raise
                 elapsed = time.perf_counter() - start
                 # Each round's CPU is all of its own work: its check runs (each a second
                 # behind its comment, GitHub's pace) and its jobs' ends, and nothing of
@@ -179,12 +173,6 @@ def _sqlite_writes(client: httpx.Client) -> tuple[float, float]:
             outcome = labels.split('outcome="', 1)[1].split('"', 1)[0]
             found[outcome] = float(value)
     return found["at_once"], found["lock_held"]
-
-
-def _commented(control: httpx.Client, count: int) -> bool:
-    # The fake looks every 20 ms for up to 5 s before it answers (bench/fakeserver.py).
-    answer = control.get("/__bench/commented", params={"at_least": count, "wait": 5})
-    return int(answer.json()["commented"]) >= count
 
 
 def _rss_kib(pid: int) -> list[int]:

@@ -33,11 +33,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeprocess import fake_github, post_all, warm_up
+from fakeprocess import fake_github, post_all, wait_commented, warm_up
 from procstat import process_cpu, serving
 
 from tests.harness import perfbot_process, settings_env, wait_idle, wait_until
@@ -85,17 +83,7 @@ def measure(events: int, processes: int) -> tuple[list[Timed], float]:
                     os.kill(pid, signal.SIGUSR1)
                 time.sleep(0.2)  # the handlers start the count from a thread of their own
                 asyncio.run(post_all([url], setup.deliveries[:events]))
-                with httpx.Client(base_url=setup.api_url, timeout=30) as control:
-                    wait_until(
-                        lambda: (
-                            control.get(
-                                "/__bench/commented", params={"at_least": events, "wait": 5}
-                            ).json()["commented"]
-                            >= events
-                        ),
-                        600,
-                        "every update's comment",
-                    )
+                wait_commented(setup.api_url, events, 600, "every update's comment")
                 wait_idle(bot.client.get, 300, database=scratch / "perfbot.db", poll=0.25)
                 cpu = process_cpu(bot.process.pid) - cpu_before
                 for pid in probed:

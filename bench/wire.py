@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import uvloop
 from multidict import CIMultiDict
+from rawhttp import read_request
 
 from perfbot.github.pools import Pools
 from perfbot.github.wire import Call, Metered
@@ -54,16 +55,7 @@ async def _serve(port: int) -> None:
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    (
-                        int(line.split(b":", 1)[1])
-                        for line in head.split(b"\r\n")
-                        if line.lower().startswith(b"content-length:")
-                    ),
-                    0,
-                )
-                await reader.readexactly(length)
+                await read_request(reader)
                 writer.write(ANSWER)
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()

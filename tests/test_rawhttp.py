@@ -15,7 +15,7 @@ from tests.paths import REPO
 sys.path.insert(0, str(REPO / "bench"))
 
 from fakeprocess import post_all
-from rawhttp import Connection, host_port, raw_request
+from rawhttp import Connection, host_port, raw_request, read_request
 
 
 async def _serve(answers: list[bytes]) -> tuple[asyncio.Server, list[bytes], list[int]]:
@@ -29,13 +29,7 @@ async def _serve(answers: list[bytes]) -> tuple[asyncio.Server, list[bytes], lis
         accepted[0] += 1
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    int(line.split(b":", 1)[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                )
-                seen.append(head + await reader.readexactly(length))
+                seen.append(await read_request(reader))
                 answer = next(pending)
                 writer.write(answer)
                 await writer.drain()
@@ -131,9 +125,7 @@ async def test_post_all_delivers_each_once_to_its_perfbot_and_stops_at_a_refusal
         async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
                 while True:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                    length = int(head.lower().split(b"content-length: ", 1)[1].split(b"\r\n")[0])
-                    received[n].append(await reader.readexactly(length))
+                    received[n].append((await read_request(reader)).split(b"\r\n\r\n", 1)[1])
                     writer.write(b"HTTP/1.1 " + status[n] + b"\r\nContent-Length: 0\r\n\r\n")
                     await writer.drain()
             except asyncio.IncompleteReadError:

@@ -65,22 +65,21 @@ class _TimedCursor(sqlite3.Cursor):
     _key: tuple[str, str] | None = None
 
     def execute(self, sql: str, parameters: Any = (), /) -> Self:
-        self._key = _key(sql) if _counting[0] else None
-        if self._key is None:
-            return super().execute(sql, parameters)
-        clock = _Clock(self._key, 1)
-        try:
-            return super().execute(sql, parameters)
-        finally:
-            clock.stop()
+        run = super().execute
+        return self._timed(sql, lambda: run(sql, parameters))
 
     def executemany(self, sql: str, seq_of_parameters: Any, /) -> Self:
+        run = super().executemany
+        return self._timed(sql, lambda: run(sql, seq_of_parameters))
+
+    def _timed(self, sql: str, run: Callable[[], Self]) -> Self:
+        # The key stays for the fetches of the statement's rows (None: not counted).
         self._key = _key(sql) if _counting[0] else None
         if self._key is None:
-            return super().executemany(sql, seq_of_parameters)
+            return run()
         clock = _Clock(self._key, 1)
         try:
-            return super().executemany(sql, seq_of_parameters)
+            return run()
         finally:
             clock.stop()
 
