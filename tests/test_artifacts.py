@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from perfbot.app.artifacts import (
     ArtifactError,
     ArtifactLimits,
+    _has_invisible,
+    _is_invisible,
     read_pr_number_zip,
     read_report_zip,
     zip_sha256,
@@ -174,6 +176,7 @@ def test_a_special_file_is_skipped() -> None:
         ("base//x", "base//x", "empty component"),
         ("base/./x", "base/./x", "'.'"),
         ("base/a\x01b", "base/a?b", "control"),
+        ("base/a\x7fb", "base/a?b", "control"),
         ("base/a\u202eb", "base/a?b", "invisible"),
     ],
 )
@@ -186,6 +189,14 @@ def test_unsafe_names_are_skipped_with_a_reason_and_the_rest_is_read(
     ((skipped_name, skipped_reason),) = contents.skipped
     assert skipped_name == shown
     assert reason in skipped_reason
+
+
+def test_the_ascii_fast_path_refuses_exactly_the_characters_the_full_rule_refuses() -> None:
+    # _has_invisible answers an ASCII name in one C pass; it must agree with the
+    # per-character rule on every ASCII character, alone and inside a name.
+    for code in range(128):
+        char = chr(code)
+        assert _has_invisible(f"base/{char}.json") == _is_invisible(char), repr(char)
 
 
 def test_a_long_skipped_name_is_shortened_for_display() -> None:

@@ -202,7 +202,7 @@ def _type_problem(info: zipfile.ZipInfo) -> str | None:
 
 
 def _path_problem(path: str) -> str | None:
-    if any(_is_invisible(char) for char in path):
+    if _has_invisible(path):
         return "name holds control or invisible characters"
     filler = None if path.isascii() else next((c for c in path if c in DEFAULT_IGNORABLE), None)
     if filler is not None:
@@ -362,6 +362,14 @@ def _parse_pr_number(raw: bytes, name: str) -> int:
     if len(text) > _PR_MAX_DIGITS or not 1 <= int(text) <= _PR_MAX:
         raise ArtifactError(name, f"number out of range: {shown}")
     return int(text)
+
+
+def _has_invisible(text: str) -> bool:
+    if text.isascii():
+        # The only invisible ASCII characters are the controls (U+0000-U+001F, U+007F),
+        # exactly what isprintable() refuses: one pass in C, not a call per character.
+        return not text.isprintable()
+    return any(_is_invisible(char) for char in text)
 
 
 def _is_invisible(char: str) -> bool:

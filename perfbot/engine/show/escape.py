@@ -196,7 +196,7 @@ def _defused(value: str, max_length: int) -> str:
     return _HEX_RUN.sub(_split_hex_run, flat)
 
 
-_HEX_DIGITS = frozenset("0123456789abcdef")
+_NOT_HEX_DIGITS = re.compile("[^0-9a-f]+")
 
 
 def short_sha(value: str) -> str:
@@ -205,7 +205,7 @@ def short_sha(value: str) -> str:
     Only hex digits are kept, so the element is inert whatever the value; it is not
     split like untrusted text because showing the commit is the point.
     """
-    digits = "".join(char for char in value.lower() if char in _HEX_DIGITS)[:7]
+    digits = _NOT_HEX_DIGITS.sub("", value.lower())[:7]
     return f"<code>{digits or '(unknown)'}</code>"
 
 
