@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from perfbot.sandbox.common import is_token_path
 from perfbot.sandbox.fakegithub import RecordedRequest, rsa_keypair
 from tests.harness import World
 
@@ -136,6 +137,7 @@ def control_app(worlds: list[World], events: int, warmup: int, updates: bool) ->
         "/__bench/warmed": lambda: {"commented": count(warm_first, warmup)},
         "/__bench/settled": lambda: {"commented": edited(SETTLE_RUNS, warmup)},
         "/__bench/calls": lambda: {"calls": len(world.fake.rate_limited_calls())},
+        "/__bench/requests": lambda: requests_by_kind(world.fake.requests),
     }
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -148,6 +150,18 @@ def control_app(worlds: list[World], events: int, warmup: int, updates: bool) ->
         await JSONResponse(await answered(control, scope))(scope, receive, send)
 
     return app
+
+
+def requests_by_kind(requests: list[RecordedRequest]) -> dict[str, int]:
+    """The API requests so far: those the rate limit counts, the token exchanges, and the
+    conditional reads answered 304 (neither of which it counts)."""
+    tokens = sum(1 for request in requests if is_token_path(request.path))
+    unchanged = sum(1 for request in requests if request.status == 304)
+    return {
+        "counted": len(requests) - tokens - unchanged,
+        "tokens": tokens,
+        "not_modified": unchanged,
+    }
 
 
 async def answered(control: Callable[[], dict[str, int]], scope: Scope) -> dict[str, int]:

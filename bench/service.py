@@ -80,6 +80,9 @@ class Round:
     load_cpu: float  # this process's: the deliveries sent and the comments awaited
     writes: float  # small SQLite writes per event on the loop's connection
     held: float  # the share of them that met another connection's write lock
+    counted: float  # REST calls per event that GitHub's rate limit counts
+    tokens: float  # token exchanges per event (a process's first call of an installation)
+    not_modified: float  # conditional reads answered 304 per event (not counted)
 
 
 def events_per_second(
@@ -127,6 +130,7 @@ def events_per_second(
             for number in range(rounds):
                 batch = setup.deliveries[number * events : (number + 1) * events]
                 writes_before = _sqlite_writes(bot.client)
+                requests_before = _requests(setup.api_url)
                 cpu_before = process_cpu(bot.process.pid)
                 fake_cpu_before = process_cpu(setup.fake_pid)
                 load_cpu_before = time.process_time()
@@ -145,6 +149,10 @@ def events_per_second(
                 cpu = process_cpu(bot.process.pid) - cpu_before
                 fake_cpu = process_cpu(setup.fake_pid) - fake_cpu_before
                 load_cpu = time.process_time() - load_cpu_before
+                requests = {
+                    kind: (count - requests_before[kind]) / events
+                    for kind, count in _requests(setup.api_url).items()
+                }
                 at_once, held = (
                     after - before
                     for after, before in zip(_sqlite_writes(bot.client), writes_before, strict=True)
@@ -157,6 +165,9 @@ def events_per_second(
                         load_cpu / events,
                         (at_once + held) / events,
                         held / max(at_once + held, 1),
+                        requests["counted"],
+                        requests["tokens"],
+                        requests["not_modified"],
                     )
                 )
             rss = _rss_kib(bot.process.pid)
@@ -173,6 +184,12 @@ def _sqlite_writes(client: httpx.Client) -> tuple[float, float]:
             outcome = labels.split('outcome="', 1)[1].split('"', 1)[0]
             found[outcome] = float(value)
     return found["at_once"], found["lock_held"]
+
+
+def _requests(api_url: str) -> dict[str, int]:
+    """The fake GitHub's API requests so far, by kind (bench/fakeserver.py)."""
+    answer: dict[str, int] = httpx.get(f"{api_url}/__bench/requests", timeout=10).json()
+    return answer
 
 
 def _rss_kib(pid: int) -> list[int]:
@@ -294,7 +311,9 @@ def main() -> None:
                     f"(perfbot/fake {measured.cpu / measured.fake_cpu:.2f}), the load "
                     f"{measured.load_cpu * 1000:.2f} ms; "
                     f"{measured.writes:.1f} SQLite writes per event, {measured.held:.0%} of "
-                    "them waited for another process's write lock"
+                    "them waited for another process's write lock; "
+                    f"{measured.counted:.2f} counted REST calls, {measured.tokens:.2f} token "
+                    f"exchanges and {measured.not_modified:.2f} answers 304 per event"
                 )
             rate = statistics.median(r.rate for r in rounds)
             cpu = statistics.median(r.cpu for r in rounds)
