@@ -22,7 +22,7 @@ dialect beside each other (``SQL.each``), and the rows come back through shared 
 
 Adding a table (as the watch's and the write pacer's were):
 
-1. a migration at the end of ``_migrations.STEPS``, its DDL written once with the
+1. a migration at the end of ``_schema.STEPS``, its DDL written once with the
    dialect's words (``{real}``, ``{bigint}``, ``{identity}``, ``{flag[name]}``), an
    ``Each`` only where the DDL really differs; and its version's digests in
    ``tests/store/test_migrations.py``;

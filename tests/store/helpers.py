@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 
 from perfbot.store import JobStatus, Store
-from perfbot.store._migrations import PG_MIGRATIONS
+from perfbot.store._schema import PG_MIGRATIONS
 
 
 async def job_status(store: Store, delivery_id: str) -> tuple[JobStatus, int, str | None] | None:

@@ -18,7 +18,7 @@ import pytest
 
 from perfbot.model import Better, Scale
 from perfbot.store import PostgresStore, SQLiteStore, Store
-from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS
+from perfbot.store._schema import MIGRATIONS, PG_MIGRATIONS
 from perfbot.store.base import commit_samples
 from perfbot.store.measurements import (
     MAX_HISTORY_COMMITS,

@@ -14,8 +14,9 @@ import pytest
 
 from perfbot.store import PostgresStore, SQLiteStore
 from perfbot.store._group_commit import immediate
-from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, STEPS, migrate
+from perfbot.store._migrations import migrate
 from perfbot.store._queue import COMPLETE, INSERT_JOB
+from perfbot.store._schema import MIGRATIONS, PG_MIGRATIONS, STEPS
 from perfbot.store._series import INSERT_MEASUREMENT
 from perfbot.store._sql import SQL
 

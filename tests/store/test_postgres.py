@@ -16,7 +16,8 @@ import psycopg
 import pytest
 
 from perfbot.store import DatabaseUnavailable, JobStatus, NewJob, PostgresStore, open_store
-from perfbot.store._migrations import MIGRATIONS, PG_MIGRATIONS, SchemaTooNew
+from perfbot.store._migrations import SchemaTooNew
+from perfbot.store._schema import MIGRATIONS, PG_MIGRATIONS
 from perfbot.store.postgres import SERIAL_KEY_LOCK_SPACE
 from tests.deadline import within
 from tests.store.helpers import job_status

@@ -28,7 +28,8 @@ from perfbot.store import (
     open_store,
 )
 from perfbot.store import _group_commit as group_commit
-from perfbot.store._migrations import MIGRATIONS, SchemaTooNew
+from perfbot.store._migrations import SchemaTooNew
+from perfbot.store._schema import MIGRATIONS
 from perfbot.store.base import SweepRecord
 from tests.deadline import within
 from tests.store.conftest import Connect
