@@ -7,7 +7,7 @@ second repository of the same size to share the table. Then, on SQLite and on Po
 
   * the history of one report: every metric's samples grouped by commit, in one call
     (``Store.measurement_history``, bounded per metric), the run being judged excluded;
-  * one metric's (``perfbot.store.base.commit_samples``);
+  * one metric's (``perfbot.store.measurements.commit_samples``);
   * recording one report's rows (2 × M, ``Store.record_measurements``);
   * a purge with nothing to purge (the hourly case);
   * baseline, in the same run: reading every row of the repository's platform, which is
@@ -39,8 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from perfbot.model import Better, Scale
 from perfbot.store import PostgresStore, SQLiteStore, Store
-from perfbot.store.base import commit_samples
-from perfbot.store.measurements import MeasurementRecord, SeriesKey
+from perfbot.store.measurements import MeasurementRecord, SeriesKey, commit_samples
 from tests.pg import PrivateCluster, find_bindir
 
 REPO = 500

@@ -32,8 +32,7 @@ from perfbot.github.installation import Installation
 from perfbot.github.types import PullInfo
 from perfbot.model import Better, Scale
 from perfbot.store import SQLiteStore
-from perfbot.store.base import commit_samples
-from perfbot.store.measurements import CommitSamples, MeasurementRecord, SeriesKey
+from perfbot.store.measurements import CommitSamples, MeasurementRecord, SeriesKey, commit_samples
 from tests.harness import (
     INSTALLATION,
     REPO_ID,

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from perfbot.model import Settings
 from perfbot.store.export import HistoryQuery, HistoryRow
 from perfbot.store.measurements import (
     CommitSamples,
@@ -461,28 +460,3 @@ class Store(
         """Create or migrate the schema; safe to call on every start."""
 
     async def close(self) -> None: ...
-
-
-async def commit_samples(
-    store: Store,
-    repo_id: int,
-    platform: str,
-    metric: str,
-    settings: Settings,
-    *,
-    exclude_run_id: int | None,
-    max_commits: int,
-    max_rows: int,
-    include_forks: bool = False,
-) -> list[CommitSamples]:
-    """``Store.measurement_history`` of one series."""
-    key = SeriesKey(platform, metric, settings)
-    history = await store.measurement_history(
-        repo_id,
-        [key],
-        exclude_run_id=exclude_run_id,
-        max_commits=max_commits,
-        max_rows=max_rows,
-        include_forks=include_forks,
-    )
-    return history[key]

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import orjson
 
 from perfbot.model import Better, Scale, Settings
+
+if TYPE_CHECKING:
+    from perfbot.store.base import Store
 
 # 'push': a run on the default branch measuring one commit (no base, no PR).
 MeasuredSide = Literal["base", "head", "push"]
@@ -238,3 +241,28 @@ def grouped_history(
         [CommitSamples(sha, tuple(runs), at[sha]) for sha, runs in groups.items()]
         for groups, at in zip(per_key, newest, strict=True)
     ]
+
+
+async def commit_samples(
+    store: Store,
+    repo_id: int,
+    platform: str,
+    metric: str,
+    settings: Settings,
+    *,
+    exclude_run_id: int | None,
+    max_commits: int,
+    max_rows: int,
+    include_forks: bool = False,
+) -> list[CommitSamples]:
+    """``Store.measurement_history`` of one series."""
+    key = SeriesKey(platform, metric, settings)
+    history = await store.measurement_history(
+        repo_id,
+        [key],
+        exclude_run_id=exclude_run_id,
+        max_commits=max_commits,
+        max_rows=max_rows,
+        include_forks=include_forks,
+    )
+    return history[key]

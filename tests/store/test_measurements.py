@@ -19,13 +19,13 @@ import pytest
 from perfbot.model import Better, Scale
 from perfbot.store import PostgresStore, SQLiteStore, Store
 from perfbot.store._schema import MIGRATIONS, PG_MIGRATIONS
-from perfbot.store.base import commit_samples
 from perfbot.store.measurements import (
     MAX_HISTORY_COMMITS,
     CommitSamples,
     MeasurementRecord,
     RunSeries,
     SeriesKey,
+    commit_samples,
     samples_from_text,
     samples_text,
     settings_from_text,
